@@ -1,0 +1,119 @@
+package scanner
+
+import (
+	"sync"
+	"unicode/utf8"
+)
+
+// View is a rewritten form of an original text with the map back to it, so a
+// detector can match on the rewritten form and still report offsets into the
+// original.
+type View struct {
+	// S is the rewritten text.
+	S string
+	// origin[i] is the byte offset in the original text of the byte that
+	// produced S[i]; origin[len(S)] is the original's length. Nil means S is
+	// the original itself (identity map, no allocation).
+	origin []int
+}
+
+// Span maps a half-open byte range of the view back to the original text.
+func (v *View) Span(start, end int) (int, int) {
+	if v.origin == nil {
+		return start, end
+	}
+	if start < 0 {
+		start = 0
+	}
+	if end > len(v.S) {
+		end = len(v.S)
+	}
+	if start >= end {
+		o := v.origin[start]
+		return o, o
+	}
+	// The end of a range is the end of the original bytes that produced the
+	// view's last byte, which is where the next view byte's origin starts
+	// unless several view bytes came from one original rune.
+	last := v.origin[end-1]
+	o := v.origin[end]
+	if o <= last {
+		o = last + 1
+	}
+	return v.origin[start], o
+}
+
+// Segment is a decoded payload found inside a text (base64, hex, URL or
+// Caesar-shifted content), to be screened again.
+type Segment struct {
+	// Encoding names the decoder ("base64", "hex", "url", "rot13", ...).
+	Encoding string
+	// Start and End locate the encoded bytes in the original text.
+	Start, End int
+	// Text is the decoded payload with its own views; matches inside it are
+	// reported at Start..End of the enclosing text.
+	Text *Text
+}
+
+// Text is one original string with the normalised views detectors match on.
+// Views are computed lazily, at most once, and the Text is safe for
+// concurrent use once created.
+type Text struct {
+	// Original is the text as received.
+	Original string
+
+	depth int
+
+	canonOnce sync.Once
+	canonical View
+	invisible []Match
+
+	foldOnce sync.Once
+	folded   View
+
+	decodeOnce sync.Once
+	decoded    []Segment
+}
+
+// NewText wraps s for screening.
+func NewText(s string) *Text { return &Text{Original: s} }
+
+// Canonical is the text after Unicode NFKC, confusable folding and removal of
+// invisible characters (zero-width, bidi controls, tag characters), with case
+// preserved. Secret, PII and regex detectors match on it.
+func (t *Text) Canonical() *View {
+	t.canonOnce.Do(func() { t.canonical, t.invisible = canonicalize(t.Original) })
+	return &t.canonical
+}
+
+// Invisible reports the invisible characters Canonical removed, as spans of
+// the original text with Kind "INVISIBLE_CHARACTER" or "TAG_CHARACTER".
+func (t *Text) Invisible() []Match {
+	t.Canonical()
+	return t.invisible
+}
+
+// Folded is Canonical lowercased, with leetspeak digits and symbols folded
+// to letters and letter-by-letter spacing ("i g n o r e") collapsed.
+// Phrase detectors (injection, banned substrings) match on it.
+func (t *Text) Folded() *View {
+	t.foldOnce.Do(func() { t.folded = fold(t.Canonical(), t.Original) })
+	return &t.folded
+}
+
+// Decoded returns the encoded payloads found in the text, decoded, each to be
+// screened like the text itself. Nesting depth and sizes are bounded.
+func (t *Text) Decoded() []Segment {
+	t.decodeOnce.Do(func() { t.decoded = decodePayloads(t.Original, t.depth) })
+	return t.decoded
+}
+
+// isASCII reports whether s has no multi-byte runes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
