@@ -1,47 +1,618 @@
 package scanner
 
 import (
-	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
-// canonicalize computes the Canonical view. First cut: invisible characters
-// removed and reported; NFKC and confusables come with the normalisation work.
+//go:generate go run ../internal/gen/confusables -out confusables_table.go
+
+// Kinds of the matches Text.Invisible reports.
+const (
+	// KindTagCharacter marks Unicode tag characters (U+E0000-U+E007F),
+	// which can smuggle ASCII text past a human reader.
+	KindTagCharacter = "TAG_CHARACTER"
+	// KindInvisibleCharacter marks every other removed character:
+	// zero-width, bidi controls, variation selectors, soft hyphens and
+	// other format characters.
+	KindInvisibleCharacter = "INVISIBLE_CHARACTER"
+)
+
+// InvisibleClass says what kind of invisible character a rune is.
+type InvisibleClass uint8
+
+// Invisible classes, as returned by ClassifyInvisible.
+const (
+	// Visible is every rune the Canonical view keeps.
+	Visible InvisibleClass = iota
+	// TagCharacter is U+E0000-U+E007F.
+	TagCharacter
+	// ZeroWidth is U+200B-U+200D, U+2060 and U+FEFF.
+	ZeroWidth
+	// BidiControl is U+061C, U+200E, U+200F, U+202A-U+202E and
+	// U+2066-U+2069.
+	BidiControl
+	// VariationSelector is U+FE00-U+FE0F, U+E0100-U+E01EF and the
+	// Mongolian free variation selectors.
+	VariationSelector
+	// FormatCharacter is the rest: soft hyphen, Hangul fillers, the
+	// combining grapheme joiner and other default-ignorable format
+	// characters (category Cf).
+	FormatCharacter
+)
+
+// Kind returns the Match kind the class is reported with, or "" for Visible.
+func (c InvisibleClass) Kind() string {
+	switch c {
+	case Visible:
+		return ""
+	case TagCharacter:
+		return KindTagCharacter
+	}
+	return KindInvisibleCharacter
+}
+
+// String names the class in operator-facing reasons.
+func (c InvisibleClass) String() string {
+	switch c {
+	case TagCharacter:
+		return "tag character"
+	case ZeroWidth:
+		return "zero-width character"
+	case BidiControl:
+		return "bidi control"
+	case VariationSelector:
+		return "variation selector"
+	case FormatCharacter:
+		return "format character"
+	}
+	return "visible character"
+}
+
+// ClassifyInvisible says whether the Canonical view removes r, and why.
+func ClassifyInvisible(r rune) InvisibleClass {
+	if r < 0xAD {
+		return Visible // ASCII and Latin-1 up to the soft hyphen: the hot path
+	}
+	switch {
+	case r >= 0xE0000 && r <= 0xE007F:
+		return TagCharacter
+	case r >= 0x200B && r <= 0x200D, r == 0x2060, r == 0xFEFF:
+		return ZeroWidth
+	case r == 0x061C, r == 0x200E, r == 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+		return BidiControl
+	case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF, r >= 0x180B && r <= 0x180D, r == 0x180F:
+		return VariationSelector
+	case r == 0xAD, r == 0x034F, r == 0x115F, r == 0x1160, r == 0x17B4, r == 0x17B5, r == 0x3164, r == 0xFFA0:
+		// Default-ignorable code points outside Cf: soft hyphen (Cf too),
+		// combining grapheme joiner, Hangul and Khmer fillers.
+		return FormatCharacter
+	case r >= 0x0600 && r <= 0x0605, r == 0x06DD, r == 0x070F, r == 0x0890, r == 0x0891, r == 0x08E2, r == 0x110BD, r == 0x110CD:
+		// Prepended concatenation marks are Cf but visible: they carry
+		// the number they span (Arabic end of ayah).
+		return Visible
+	case unicode.Is(unicode.Cf, r):
+		return FormatCharacter
+	}
+	return Visible
+}
+
+// IsBidiControl reports whether r is a bidirectional formatting character.
+func IsBidiControl(r rune) bool { return ClassifyInvisible(r) == BidiControl }
+
+// confusable is one row of the generated table: a code point and the ASCII
+// (or accented ASCII) text it imitates.
+type confusable struct {
+	from rune
+	to   string
+}
+
+// confusableBMP has a bit set for every BMP code point in the table, so the
+// common non-confusable rune (accented Latin, CJK, emoji) is rejected with
+// one load instead of a binary search.
+var confusableBMP = func() *[0x10000 / 64]uint64 {
+	var b [0x10000 / 64]uint64
+	for _, c := range confusables {
+		if c.from < 0x10000 {
+			b[c.from>>6] |= 1 << (c.from & 63)
+		}
+	}
+	return &b
+}()
+
+// foldConfusable returns the prototype of r, if r is a confusable.
+func foldConfusable(r rune) (string, bool) {
+	if r < 0x10000 && confusableBMP[r>>6]&(1<<(r&63)) == 0 {
+		return "", false
+	}
+	lo, hi := 0, len(confusables)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if confusables[m].from < r {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(confusables) && confusables[lo].from == r {
+		return confusables[lo].to, true
+	}
+	return "", false
+}
+
+// canonicalize computes the Canonical view: NFKC, confusables folded to
+// their Latin prototype, invisible characters removed and reported.
+//
+// ASCII text is already all three, so it is returned as the identity view
+// without allocating. Otherwise ASCII runs are copied through and only the
+// non-ASCII stretches (with the ASCII character before each, which a
+// combining mark may attach to) go through the normaliser: every ASCII
+// character is a normalisation boundary, so cutting there cannot change the
+// result.
 func canonicalize(s string) (View, []Match) {
 	if isASCII(s) {
 		return View{S: s}, nil
 	}
-	var b strings.Builder
-	origin := make([]int, 0, len(s)+1)
-	var invisible []Match
-	for i, r := range s {
-		size := utf8.RuneLen(r)
-		if r >= 0xE0000 && r <= 0xE007F {
-			invisible = append(invisible, Match{Start: i, End: i + size, Kind: "TAG_CHARACTER", Score: 1})
-			continue
+	grow := len(s) + len(s)/8 + 8
+	b := canonBuilder{s: s, buf: make([]byte, 0, grow), origin: make([]int, 0, grow+1)}
+	i := 0
+	for i < len(s) {
+		j := i
+		for j < len(s) && s[j] < utf8.RuneSelf {
+			j++
 		}
-		if unicode.Is(unicode.Cf, r) {
-			invisible = append(invisible, Match{Start: i, End: i + size, Kind: "INVISIBLE_CHARACTER", Score: 1})
-			continue
+		if j == len(s) {
+			b.ascii(i, j)
+			break
 		}
-		for k := 0; k < size; k++ {
-			origin = append(origin, i)
+		a := j
+		if a > i {
+			a--
 		}
-		b.WriteRune(r)
+		b.ascii(i, a)
+		k := j + 1
+		for k < len(s) && s[k] >= utf8.RuneSelf {
+			k++
+		}
+		b.chunk(a, k)
+		i = k
 	}
-	origin = append(origin, len(s))
-	return View{S: b.String(), origin: origin}, invisible
+	b.origin = append(b.origin, len(s))
+	return View{S: string(b.buf), origin: b.origin}, b.inv
 }
 
-// fold computes the Folded view from the canonical one: lowercase only, for now.
+type canonBuilder struct {
+	s      string
+	buf    []byte
+	origin []int
+	inv    []Match
+	// lastClass is the class of the last reported match, so adjacent
+	// invisibles of one class are reported as one span.
+	lastClass InvisibleClass
+	// prev is the last visible rune (after NFKC, before confusable
+	// folding): joiners and variation selectors are judged by it.
+	prev rune
+	// vsRun counts the variation selectors since prev.
+	vsRun int
+	it    *norm.Iter
+	// legitTagEnd is the end of a tag sequence that is part of an emoji
+	// flag (England, Scotland, Wales), which is not reported.
+	legitTagEnd int
+}
+
+func (b *canonBuilder) ascii(i, j int) {
+	if i >= j {
+		return
+	}
+	b.buf = append(b.buf, b.s[i:j]...)
+	for k := i; k < j; k++ {
+		b.origin = append(b.origin, k)
+	}
+	b.prev = rune(b.s[j-1])
+	b.vsRun = 0
+}
+
+// chunk normalises s[a:k], a stretch that starts and ends on a boundary.
+func (b *canonBuilder) chunk(a, k int) {
+	sub := b.s[a:k]
+	if norm.NFKC.QuickSpanString(sub) == len(sub) { // already NFKC (IsNormalString allocates)
+		for off := 0; off < len(sub); {
+			r, n := utf8.DecodeRuneInString(sub[off:])
+			b.rune(r, a+off, a+off+n, true)
+			off += n
+		}
+		return
+	}
+	// Each iteration step turns one input segment (a starter and what
+	// combines with it) into its normal form; the output's bytes map to
+	// the segment's start, or byte for byte where NFKC left it alone.
+	if b.it == nil {
+		b.it = new(norm.Iter) // large: allocated once per text, not per chunk
+	}
+	it := b.it
+	it.InitString(norm.NFKC, sub)
+	for !it.Done() {
+		p := it.Pos()
+		out := it.Next()
+		q := it.Pos()
+		exact := string(out) == sub[p:q]
+		for off := 0; off < len(out); {
+			r, n := utf8.DecodeRune(out[off:])
+			if exact {
+				b.rune(r, a+p+off, a+p+off+n, true) // invalid bytes pass through
+			} else {
+				b.rune(r, a+p, a+q, false)
+			}
+			off += n
+		}
+	}
+}
+
+// rune emits one normalised rune that came from s[start:end]. exact says
+// the rune's bytes are the original's, so they map byte for byte; an
+// invalid byte becomes U+FFFD, whose three bytes all map to it.
+func (b *canonBuilder) rune(r rune, start, end int, exact bool) {
+	exact = exact && utf8.RuneLen(r) == end-start
+	if c := ClassifyInvisible(r); c != Visible {
+		b.invisible(r, c, start, end)
+		return
+	}
+	b.prev = r
+	b.vsRun = 0
+	if r >= utf8.RuneSelf {
+		if to, ok := foldConfusable(r); ok {
+			b.buf = append(b.buf, to...)
+			for range len(to) {
+				b.origin = append(b.origin, start)
+			}
+			return
+		}
+	}
+	n := len(b.buf)
+	b.buf = utf8.AppendRune(b.buf, r)
+	for k := n; k < len(b.buf); k++ {
+		if exact {
+			b.origin = append(b.origin, start+k-n)
+		} else {
+			b.origin = append(b.origin, start)
+		}
+	}
+}
+
+// invisible drops r from the view and reports it unless it is doing its
+// legitimate job: a joiner inside an emoji sequence or between letters of a
+// script that needs it, one variation selector choosing a glyph, the tags
+// of a subdivision flag, a byte-order mark at the start.
+func (b *canonBuilder) invisible(r rune, c InvisibleClass, start, end int) {
+	legit := b.legitimate(r, c, start, end)
+	if c == VariationSelector {
+		b.vsRun++
+	}
+	if legit {
+		return
+	}
+	if n := len(b.inv); n > 0 && b.inv[n-1].End == start && b.lastClass == c {
+		b.inv[n-1].End = end
+		return
+	}
+	b.inv = append(b.inv, Match{Start: start, End: end, Kind: c.Kind(), Score: 1})
+	b.lastClass = c
+}
+
+func (b *canonBuilder) legitimate(r rune, c InvisibleClass, start, end int) bool {
+	next, _ := utf8.DecodeRuneInString(b.s[end:])
+	switch c {
+	case ZeroWidth:
+		switch r {
+		case 0xFEFF:
+			return start == 0
+		case 0x200D:
+			if isEmojiish(b.prev) && isEmojiish(next) {
+				return true
+			}
+			return complexLetter(b.prev) && complexLetter(next)
+		case 0x200B, 0x200C:
+			return complexLetter(b.prev) && complexLetter(next)
+		}
+	case VariationSelector:
+		// One selector after a base; a run of them is the "emoji
+		// smuggling" encoding of bytes and is reported whole.
+		if b.vsRun > 0 || ClassifyInvisible(next) == VariationSelector {
+			return false
+		}
+		switch {
+		case r == 0xFE0E || r == 0xFE0F:
+			return isEmojiish(b.prev) || next == 0x20E3
+		case r >= 0x180B && r <= 0x180F:
+			return unicode.Is(unicode.Mongolian, b.prev)
+		default: // ideographic and standardized variation sequences
+			return unicode.Is(unicode.Han, b.prev) || unicode.Is(unicode.Sm, b.prev)
+		}
+	case TagCharacter:
+		if start < b.legitTagEnd {
+			return true
+		}
+		if b.prev == 0x1F3F4 { // black flag: tag spec then cancel tag
+			e, n := start, 0
+			for e < len(b.s) {
+				t, size := utf8.DecodeRuneInString(b.s[e:])
+				if t < 0xE0000 || t > 0xE007F {
+					break
+				}
+				e += size
+				n++
+				if t == 0xE007F {
+					break
+				}
+			}
+			last, _ := utf8.DecodeLastRuneInString(b.s[:e])
+			if n >= 3 && n <= 8 && last == 0xE007F {
+				b.legitTagEnd = e
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isEmojiish approximates Extended_Pictographic and the emoji modifiers,
+// which the standard library has no table for.
+func isEmojiish(r rune) bool {
+	switch {
+	case r >= 0x1F000 && r <= 0x1FAFF:
+		return true
+	case r < 0xA9:
+		return false
+	case r == 0x203C, r == 0x2049:
+		return true
+	}
+	return unicode.In(r, unicode.So, unicode.Sk)
+}
+
+// complexLetter reports whether r is a letter or mark of a script in which
+// zero-width joiners and non-joiners are part of normal spelling (Arabic,
+// Persian, the Indic scripts, Thai, ...), as opposed to Latin, Greek and
+// Cyrillic, where they only split words.
+func complexLetter(r rune) bool {
+	if r < 0x0590 || !(unicode.IsLetter(r) || unicode.IsMark(r)) {
+		return false
+	}
+	return !unicode.In(r, unicode.Latin, unicode.Greek, unicode.Cyrillic)
+}
+
+// fold computes the Folded view from the canonical one: lowercase, letters
+// spaced out one by one joined again, whitespace runs collapsed to one
+// space, then leetspeak folded in place (see leet.go). Folding leetspeak
+// last lets "1 g n 0 r 3" be joined first and read as one word.
 func fold(c *View, original string) View {
-	lower := strings.ToLower(c.S)
-	if len(lower) != len(c.S) {
-		return *c
-	}
-	return View{S: lower, origin: c.origin}
+	src := c.S
+	f := folder{src: src, corig: c.origin, buf: make([]byte, 0, len(src)), origin: make([]int, 0, len(src)+1)}
+	f.run()
+	foldLeet(f.buf)
+	f.origin = append(f.origin, len(original))
+	return View{S: string(f.buf), origin: f.origin}
 }
 
-// decodePayloads finds encoded payloads; filled in by the normalisation work.
-func decodePayloads(s string, depth int) []Segment { return nil }
+type folder struct {
+	src    string
+	corig  []int // Canonical's origin; nil when it is the identity
+	buf    []byte
+	origin []int
+	// noChainUntil stops a failed letter-spacing chain from being tried
+	// again at each of its letters, which would be quadratic.
+	noChainUntil int
+}
+
+func (f *folder) at(i int) int {
+	if f.corig == nil {
+		return i
+	}
+	return f.corig[i]
+}
+
+func (f *folder) emit(c byte, i int) {
+	f.buf = append(f.buf, c)
+	f.origin = append(f.origin, f.at(i))
+}
+
+func (f *folder) run() {
+	src := f.src
+	for i := 0; i < len(src); {
+		if n := spaceAt(src, i); n > 0 {
+			j := i + n
+			for {
+				m := spaceAt(src, j)
+				if m == 0 {
+					break
+				}
+				j += m
+			}
+			f.emit(' ', i)
+			i = j
+			continue
+		}
+		if i >= f.noChainUntil && (i == 0 || isChainSep(src[i-1]) || spaceBefore(src, i)) {
+			if end, ok := f.chain(i, false); ok {
+				f.chain(i, true)
+				i = end
+				continue
+			} else if end > i {
+				f.noChainUntil = end
+			}
+		}
+		if src[i] < utf8.RuneSelf {
+			// Copy the rest of an ASCII word in a tight loop, up to the
+			// next space, non-ASCII byte or chain separator (after
+			// which a new token may start).
+			buf, org := f.buf, f.origin
+			for {
+				c := src[i]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				buf = append(buf, c)
+				if f.corig == nil {
+					org = append(org, i)
+				} else {
+					org = append(org, f.corig[i])
+				}
+				i++
+				if isChainSep(c) || i == len(src) || src[i] >= utf8.RuneSelf || asciiSpace(src[i]) {
+					break
+				}
+			}
+			f.buf, f.origin = buf, org
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(src[i:])
+		l := unicode.ToLower(r)
+		k := len(f.buf)
+		f.buf = utf8.AppendRune(f.buf, l)
+		for ; k < len(f.buf); k++ {
+			f.origin = append(f.origin, f.at(i))
+		}
+		i += n
+	}
+}
+
+// Letter-spacing collapse: a chain is a run of one-character tokens
+// (letters, or leetspeak digits and symbols) separated by exactly one
+// space, '.', '-' or '_', the same one throughout a word. A gap of two or
+// more spaces, or one space after a word spelled with another separator,
+// is a word break inside the chain when at least two more tokens follow. A chain of at least
+// minChain tokens, at least half of them letters, is joined: "i g n o r e
+// a l l" reads "ignore all".
+const minChain = 4
+
+// chain walks the chain starting at i. Without emit it reports where the
+// chain ends and whether it qualifies; with emit it writes the joined form.
+func (f *folder) chain(i int, emit bool) (end int, ok bool) {
+	src := f.src
+	tokens, letters := 0, 0
+	var sep byte // the separator of the current word of the chain
+	pos := i
+	end = i
+	for {
+		n, letter := singleAt(src, pos)
+		if n == 0 {
+			break
+		}
+		tokens++
+		if letter {
+			letters++
+		}
+		if emit {
+			f.lowerRune(pos, n)
+		}
+		end = pos + n
+		if end >= len(src) {
+			break
+		}
+		// The chain's separator again: join.
+		if c := src[end]; (c == sep || (sep == 0 && isChainSep(c))) && end+1 < len(src) {
+			if m, _ := singleAt(src, end+1); m > 0 {
+				sep = c
+				pos = end + 1
+				continue
+			}
+		}
+		// Spaces that are not the chain's separator (two or more, or one
+		// after a chain of dots or dashes): a word break, if a new chain
+		// of at least two tokens follows.
+		g := end
+		for g < len(src) && src[g] == ' ' {
+			g++
+		}
+		if (g-end >= 2 || (g-end == 1 && sep != ' ')) && g < len(src) {
+			if m, _ := singleAt(src, g); m > 0 && g+m+1 < len(src) && isChainSep(src[g+m]) {
+				if m2, _ := singleAt(src, g+m+1); m2 > 0 {
+					if emit {
+						f.emit(' ', end)
+					}
+					pos, sep = g, 0
+					continue
+				}
+			}
+		}
+		break
+	}
+	return end, tokens >= minChain && 2*letters >= tokens
+}
+
+func (f *folder) lowerRune(i, n int) {
+	if n == 1 {
+		c := f.src[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		f.emit(c, i)
+		return
+	}
+	r, _ := utf8.DecodeRuneInString(f.src[i:])
+	k := len(f.buf)
+	f.buf = utf8.AppendRune(f.buf, unicode.ToLower(r))
+	for ; k < len(f.buf); k++ {
+		f.origin = append(f.origin, f.at(i))
+	}
+}
+
+func isChainSep(c byte) bool { return c == ' ' || c == '.' || c == '-' || c == '_' }
+
+// singleAt reports a one-character token at i: a letter or a leetspeak
+// character with a chain separator, space or the end on both sides. It
+// returns the token's byte length (0 if none) and whether it is a letter.
+func singleAt(s string, i int) (int, bool) {
+	if i >= len(s) {
+		return 0, false
+	}
+	if i > 0 && !isChainSep(s[i-1]) && !spaceBefore(s, i) {
+		return 0, false
+	}
+	r, n := rune(s[i]), 1
+	if r >= utf8.RuneSelf {
+		r, n = utf8.DecodeRuneInString(s[i:])
+	}
+	letter := unicode.IsLetter(r)
+	if !letter && (r >= utf8.RuneSelf || leetOf(byte(r)) == 0) {
+		return 0, false
+	}
+	if j := i + n; j < len(s) && !isChainSep(s[j]) && spaceAt(s, j) == 0 {
+		return 0, false
+	}
+	return n, letter
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// spaceAt returns the byte length of the whitespace rune at i, or 0.
+func spaceAt(s string, i int) int {
+	if i >= len(s) {
+		return 0
+	}
+	c := s[i]
+	if c < utf8.RuneSelf {
+		switch c {
+		case ' ', '\t', '\n', '\r', '\v', '\f':
+			return 1
+		}
+		return 0
+	}
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if unicode.IsSpace(r) {
+		return n
+	}
+	return 0
+}
+
+func spaceBefore(s string, i int) bool {
+	c := s[i-1]
+	if c < utf8.RuneSelf {
+		return spaceAt(s, i-1) == 1
+	}
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return unicode.IsSpace(r)
+}

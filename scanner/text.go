@@ -18,25 +18,30 @@ type View struct {
 }
 
 // Span maps a half-open byte range of the view back to the original text.
+// Out-of-range arguments are clamped to the view. A range that ends inside
+// the output of one original character (half of the "fi" NFKC makes of
+// 'ﬁ') is widened to that character's end, so the result always covers
+// whole original characters.
 func (v *View) Span(start, end int) (int, int) {
+	start = max(0, min(start, len(v.S)))
+	end = max(start, min(end, len(v.S)))
 	if v.origin == nil {
 		return start, end
 	}
-	if start < 0 {
-		start = 0
-	}
-	if end > len(v.S) {
-		end = len(v.S)
-	}
-	if start >= end {
+	if start == end {
 		o := v.origin[start]
 		return o, o
 	}
-	// The end of a range is the end of the original bytes that produced the
-	// view's last byte, which is where the next view byte's origin starts
-	// unless several view bytes came from one original rune.
+	// The end of a range is the end of the original bytes that produced
+	// the view's last byte: the origin of the first later view byte that
+	// came from a later original character (origin is non-decreasing and
+	// origin[len(S)] is the original's length).
 	last := v.origin[end-1]
 	o := v.origin[end]
+	for e := end; o <= last && e < len(v.S); {
+		e++
+		o = v.origin[e]
+	}
 	if o <= last {
 		o = last + 1
 	}
@@ -108,9 +113,18 @@ func (t *Text) Decoded() []Segment {
 	return t.decoded
 }
 
-// isASCII reports whether s has no multi-byte runes.
+// isASCII reports whether s has no multi-byte runes. It tests eight bytes
+// at a time: this is the whole cost of the Canonical view of ASCII text.
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}

@@ -1,0 +1,68 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/promptwall/promptwall/admin"
+)
+
+func init() {
+	caddy.RegisterModule(new(APIHandler))
+}
+
+// APIHandler serves the /backend/v1 API (`promptwall_api` directive). It is
+// terminal: requests it receives are answered by the API, never passed on.
+type APIHandler struct {
+	api http.Handler
+}
+
+// CaddyModule returns the Caddy module information.
+func (*APIHandler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.handlers.promptwall_api", New: func() caddy.Module { return new(APIHandler) }}
+}
+
+// Provision builds the API over the app's store.
+func (h *APIHandler) Provision(ctx caddy.Context) error {
+	appIface, err := ctx.App("promptwall")
+	if err != nil {
+		return fmt.Errorf("loading promptwall app: %w", err)
+	}
+	app := appIface.(*App)
+	h.api, err = admin.New(admin.Config{
+		Store:              app.Store(),
+		Logger:             ctx.Logger(),
+		BootstrapTokenHash: app.bootstrapHash,
+		BootstrapOrgID:     defaultOrgID(),
+	})
+	return err
+}
+
+// ServeHTTP answers the request from the API.
+func (h *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	h.api.ServeHTTP(w, r)
+	return nil
+}
+
+// UnmarshalCaddyfile sets up the handler: `promptwall_api` takes no options.
+func (h *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	if d.NextBlock(0) {
+		return d.Errf("unknown promptwall_api sub-directive %q", d.Val())
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*APIHandler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*APIHandler)(nil)
+	_ caddyfile.Unmarshaler       = (*APIHandler)(nil)
+)

@@ -1,0 +1,470 @@
+package caddymodule
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/dgraph-io/ristretto/v2"
+	"go.uber.org/zap"
+
+	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/store"
+)
+
+func init() {
+	caddy.RegisterModule(new(App))
+}
+
+// App is the `promptwall` app: it owns the record store, the compiled
+// endpoint configurations and the state shared by every Promptwall handler.
+// State that must outlive a config reload (the bbolt database, caches) lives
+// in a usage pool keyed by the database path.
+type App struct {
+	// Storage is the path of the bbolt database. Default:
+	// promptwall/promptwall.db under Caddy's data directory.
+	Storage string `json:"storage,omitempty"`
+	// OpenTimeout bounds the wait for the database's file lock. Default: 5s.
+	OpenTimeout caddy.Duration `json:"open_timeout,omitempty"`
+	// Retention is how long records are kept unless marked preserve.
+	// Default: 720h (30 days). A negative value keeps records forever.
+	Retention caddy.Duration `json:"retention,omitempty"`
+	// QueueSize bounds the records reserved or waiting to be written.
+	// Default: 16384.
+	QueueSize int `json:"queue_size,omitempty"`
+	// EnqueueWait bounds how long a request waits for queue space before it
+	// is refused with 503. Default: 1s.
+	EnqueueWait caddy.Duration `json:"enqueue_wait,omitempty"`
+	// BootstrapToken is the API credential of the default organization's
+	// owner. Default: the environment variable PROMPTWALL_BOOTSTRAP_TOKEN.
+	// Only its SHA-256 is stored.
+	BootstrapToken string `json:"bootstrap_token,omitempty"`
+	// VerdictCacheBytes bounds the cache of verdicts on unchanged messages.
+	// Default: 64 MiB.
+	VerdictCacheBytes int64 `json:"verdict_cache_bytes,omitempty"`
+	// Scanners are the global scanner settings every endpoint inherits.
+	Scanners []ScannerConfig `json:"scanners,omitempty"`
+	// Packages are named bundles of scanner settings.
+	Packages []Package `json:"packages,omitempty"`
+	// Endpoints are the named endpoint configurations. An endpoint named
+	// "default" replaces the built-in default set.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+
+	shared        *sharedState
+	poolKey       string
+	bootstrapHash *[32]byte
+	endpoints     map[string]*compiledEndpoint
+	metrics       *metrics
+	logger        *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (*App) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "promptwall", New: func() caddy.Module { return new(App) }}
+}
+
+// BootstrapEnv is the environment variable holding the bootstrap token.
+const BootstrapEnv = "PROMPTWALL_BOOTSTRAP_TOKEN"
+
+// DefaultOrgName names the organization the bootstrap token belongs to and
+// unauthenticated gateway traffic is recorded under.
+const DefaultOrgName = "default"
+
+// Provision opens (or shares) the store and compiles the endpoints.
+func (a *App) Provision(ctx caddy.Context) error {
+	a.logger = ctx.Logger()
+	a.metrics = getMetrics()
+	if err := a.metrics.register(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+	if a.Storage == "" {
+		a.Storage = filepath.Join(caddy.AppDataDir(), "promptwall", "promptwall.db")
+	}
+	repl := caddy.NewReplacer()
+	a.Storage = repl.ReplaceKnown(a.Storage, "")
+	if a.BootstrapToken == "" {
+		a.BootstrapToken = os.Getenv(BootstrapEnv)
+	} else {
+		a.BootstrapToken = repl.ReplaceKnown(a.BootstrapToken, "")
+	}
+	if a.OpenTimeout == 0 {
+		a.OpenTimeout = caddy.Duration(5 * time.Second)
+	}
+	if a.Retention == 0 {
+		a.Retention = caddy.Duration(30 * 24 * time.Hour)
+	}
+	if a.VerdictCacheBytes == 0 {
+		a.VerdictCacheBytes = 64 << 20
+	}
+
+	abs, err := filepath.Abs(a.Storage)
+	if err != nil {
+		return fmt.Errorf("storage path %q: %w", a.Storage, err)
+	}
+	a.poolKey = abs
+	val, _, err := sharedPool.LoadOrNew(a.poolKey, func() (caddy.Destructor, error) {
+		return a.openShared(abs)
+	})
+	if err != nil {
+		return err
+	}
+	a.shared = val.(*sharedState)
+
+	if err := a.bootstrap(); err != nil {
+		return err
+	}
+	return a.compileEndpoints(ctx)
+}
+
+// Validate checks the configuration without side effects.
+func (a *App) Validate() error {
+	seen := map[string]bool{}
+	for _, ep := range a.Endpoints {
+		if ep.Name == "" {
+			return errors.New("endpoint without a name")
+		}
+		if seen[ep.Name] {
+			return fmt.Errorf("endpoint %q declared twice", ep.Name)
+		}
+		seen[ep.Name] = true
+		switch ep.OnBlock {
+		case "", onBlockError, onBlockCompletion:
+		default:
+			return fmt.Errorf("endpoint %q: on_block must be %q or %q", ep.Name, onBlockError, onBlockCompletion)
+		}
+	}
+	return nil
+}
+
+// Start is a no-op: the store's writer starts when the store opens.
+func (a *App) Start() error { return nil }
+
+// Stop is a no-op: shared state is released in Cleanup, after the next
+// config (if any) has taken its reference.
+func (a *App) Stop() error { return nil }
+
+// Cleanup releases this config's reference to the shared state; the store is
+// drained and closed when the last reference goes.
+func (a *App) Cleanup() error {
+	if a.poolKey == "" {
+		return nil
+	}
+	_, err := sharedPool.Delete(a.poolKey)
+	return err
+}
+
+// Store returns the record store.
+func (a *App) Store() *store.Store { return a.shared.store }
+
+// sharedPool holds one sharedState per database path, across reloads.
+var sharedPool = caddy.NewUsagePool()
+
+// sharedState is what survives a config reload.
+type sharedState struct {
+	store     *store.Store
+	verdicts  *scanner.VerdictCache
+	pipelines *ristretto.Cache[string, *scanner.Pipeline]
+}
+
+func (s *sharedState) Destruct() error {
+	s.closeCaches()
+	return s.store.Close()
+}
+
+func (s *sharedState) closeCaches() {
+	s.pipelines.Close()
+	s.verdicts.Close()
+}
+
+// newCaches builds the verdict and pipeline caches.
+func newCaches(verdictBytes int64) (*sharedState, error) {
+	verdicts, err := scanner.NewVerdictCache(verdictBytes)
+	if err != nil {
+		return nil, err
+	}
+	// Pipelines cost 1 each: the cache holds the compiled endpoints of the
+	// current and recent configs.
+	pipelines, err := ristretto.NewCache(&ristretto.Config[string, *scanner.Pipeline]{
+		NumCounters: 10_000,
+		MaxCost:     1_000,
+		BufferItems: 64,
+	})
+	if err != nil {
+		verdicts.Close()
+		return nil, err
+	}
+	return &sharedState{verdicts: verdicts, pipelines: pipelines}, nil
+}
+
+func (a *App) openShared(path string) (*sharedState, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating storage directory: %w", err)
+	}
+	retention := time.Duration(a.Retention)
+	if retention < 0 {
+		retention = 0
+	}
+	shared, err := newCaches(a.VerdictCacheBytes)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(store.Options{
+		Path:        path,
+		OpenTimeout: time.Duration(a.OpenTimeout),
+		QueueSize:   a.QueueSize,
+		EnqueueWait: time.Duration(a.EnqueueWait),
+		Retention:   retention,
+		Observer:    storeObserver{a.metrics},
+		Logger:      a.logger.Named("store"),
+	})
+	if err != nil {
+		shared.closeCaches()
+		return nil, err
+	}
+	shared.store = st
+	a.logger.Info("promptwall store opened", zap.String("path", path))
+	return shared, nil
+}
+
+// bootstrap makes sure the default organization exists. The bootstrap token
+// itself is never stored: the API holds only its SHA-256 in memory, so
+// changing the environment variable revokes the old token at the next load.
+func (a *App) bootstrap() error {
+	st := a.shared.store
+	orgID := defaultOrgID()
+	if _, err := st.GetOrg(orgID); errors.Is(err, store.ErrNotFound) {
+		if err := st.PutOrg(&store.Org{ID: orgID, Name: DefaultOrgName, CreatedAt: store.Timestamp(time.Now())}); err != nil {
+			return fmt.Errorf("creating default organization: %w", err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("reading default organization: %w", err)
+	}
+	if a.BootstrapToken == "" {
+		a.logger.Warn("no bootstrap token configured: the /backend/v1 API accepts no credential until one is set",
+			zap.String("env", BootstrapEnv))
+		return nil
+	}
+	if len(a.BootstrapToken) < 32 {
+		a.logger.Warn("the bootstrap token is shorter than 32 characters; use a long random token")
+	}
+	hash := sha256.Sum256([]byte(a.BootstrapToken))
+	a.bootstrapHash = &hash
+	return nil
+}
+
+func defaultOrgID() string    { return endpointID("org/" + DefaultOrgName) }
+func bootstrapUserID() string { return endpointID("user/bootstrap") }
+
+// compiledEndpoint is an endpoint ready to screen traffic.
+type compiledEndpoint struct {
+	Endpoint
+	pipeline *scanner.Pipeline
+	settings []scanner.Setting
+	hasInput bool
+	// hasOutput tells the handler whether answers must be held for
+	// screening or can be streamed straight through.
+	hasOutput bool
+	// hasDeferred tells whether non-blocking scanners run after the answer.
+	hasDeferred bool
+
+	settingsOnce sync.Once
+	settingsStr  string
+}
+
+// endpoint returns a compiled endpoint by name.
+func (a *App) endpoint(name string) (*compiledEndpoint, error) {
+	ep, ok := a.endpoints[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown endpoint %q", name)
+	}
+	return ep, nil
+}
+
+func (a *App) compileEndpoints(ctx caddy.Context) error {
+	hasDefault := false
+	for _, ep := range a.Endpoints {
+		if ep.Name == DefaultEndpointName {
+			hasDefault = true
+		}
+	}
+	if !hasDefault {
+		a.Endpoints = append(a.Endpoints, defaultEndpoint())
+	}
+
+	for i := range a.Scanners {
+		if err := a.Scanners[i].provision(ctx); err != nil {
+			return fmt.Errorf("global scanners: %w", err)
+		}
+	}
+	packages := map[string][]ScannerConfig{}
+	for i := range a.Packages {
+		p := &a.Packages[i]
+		for j := range p.Scanners {
+			if err := p.Scanners[j].provision(ctx); err != nil {
+				return fmt.Errorf("package %q: %w", p.Name, err)
+			}
+		}
+		packages[p.Name] = p.Scanners
+	}
+	for i := range a.Endpoints {
+		ep := &a.Endpoints[i]
+		for j := range ep.Scanners {
+			if err := ep.Scanners[j].provision(ctx); err != nil {
+				return fmt.Errorf("endpoint %q: %w", ep.Name, err)
+			}
+		}
+	}
+
+	a.endpoints = make(map[string]*compiledEndpoint, len(a.Endpoints))
+	for i := range a.Endpoints {
+		ep := a.Endpoints[i]
+		if ep.ID == "" {
+			ep.ID = endpointID(ep.Name)
+		}
+		if ep.BlockStatus == 0 {
+			ep.BlockStatus = 403
+		}
+		if ep.OnBlock == "" {
+			ep.OnBlock = onBlockError
+		}
+		layers := [][]ScannerConfig{a.Scanners}
+		if ep.ChatbotID != "" && ep.ProjectID != "" {
+			if parent := a.projectDefault(ep.ProjectID, ep.Name); parent != nil {
+				layer, err := expand(parent, packages)
+				if err != nil {
+					return err
+				}
+				layers = append(layers, layer)
+			}
+		}
+		own, err := expand(&ep, packages)
+		if err != nil {
+			return err
+		}
+		layers = append(layers, own)
+		compiled, err := a.compile(ep, layers)
+		if err != nil {
+			return fmt.Errorf("endpoint %q: %w", ep.Name, err)
+		}
+		a.endpoints[ep.Name] = compiled
+	}
+	return nil
+}
+
+// projectDefault finds the project's default endpoint (the one with the
+// project id and no chatbot), other than the endpoint named self.
+func (a *App) projectDefault(projectID, self string) *Endpoint {
+	for i := range a.Endpoints {
+		ep := &a.Endpoints[i]
+		if ep.Name != self && ep.ProjectID == projectID && ep.ChatbotID == "" {
+			return ep
+		}
+	}
+	return nil
+}
+
+// expand lists an endpoint's package scanners followed by its own.
+func expand(ep *Endpoint, packages map[string][]ScannerConfig) ([]ScannerConfig, error) {
+	var out []ScannerConfig
+	for _, name := range ep.Packages {
+		p, ok := packages[name]
+		if !ok {
+			return nil, fmt.Errorf("endpoint %q: unknown package %q", ep.Name, name)
+		}
+		out = append(out, p...)
+	}
+	return append(out, ep.Scanners...), nil
+}
+
+// compile resolves the inherited settings and builds (or reuses) the
+// pipeline. Pipelines are cached by a hash of the resolved configuration so
+// a reload that leaves an endpoint unchanged keeps its compiled scanners and
+// its verdict cache entries.
+func (a *App) compile(ep Endpoint, layers [][]ScannerConfig) (*compiledEndpoint, error) {
+	byID := map[string]*ScannerConfig{}
+	settingLayers := make([][]scanner.Setting, 0, len(layers))
+	for _, layer := range layers {
+		var settings []scanner.Setting
+		for i := range layer {
+			sc := &layer[i]
+			s, err := sc.setting()
+			if err != nil {
+				return nil, err
+			}
+			settings = append(settings, s)
+			byID[s.ID] = sc
+		}
+		settingLayers = append(settingLayers, settings)
+	}
+	resolved := scanner.Resolve(settingLayers...)
+
+	// The config version covers both the settings and each detector's own
+	// configuration, so a changed regex invalidates cached verdicts.
+	h := sha256.New()
+	for _, s := range resolved {
+		sc := byID[s.ID]
+		fmt.Fprintf(h, "%s\x00%s\x00", s.ID, s.Version)
+		b, _ := json.Marshal(s)
+		h.Write(b)
+		h.Write(sc.DetectorRaw)
+	}
+	version := fmt.Sprintf("%x", h.Sum(nil)[:12])
+
+	out := &compiledEndpoint{Endpoint: ep, settings: resolved}
+	for _, s := range resolved {
+		if !s.Enabled {
+			continue
+		}
+		if !s.Blocking {
+			out.hasDeferred = true
+		}
+		for _, d := range s.Directions {
+			if d == scanner.Input {
+				out.hasInput = true
+			} else {
+				out.hasOutput = true
+			}
+		}
+	}
+	cacheKey := ep.ID + "/" + version
+	if p, ok := a.shared.pipelines.Get(cacheKey); ok {
+		a.metrics.cacheHits.WithLabelValues("pipeline").Inc()
+		out.pipeline = p
+		return out, nil
+	}
+	a.metrics.cacheMisses.WithLabelValues("pipeline").Inc()
+	stages := make([]scanner.Stage, 0, len(resolved))
+	for _, s := range resolved {
+		det, err := byID[s.ID].detector.NewScanner()
+		if err != nil {
+			return nil, fmt.Errorf("scanner %q: %w", s.ID, err)
+		}
+		stages = append(stages, scanner.Stage{Setting: s, Scanner: det})
+	}
+	p, err := scanner.NewPipeline(stages, scanner.Options{
+		Cache:         a.shared.verdicts,
+		ConfigVersion: version,
+		Observer:      pipelineObserver{a.metrics},
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.shared.pipelines.Set(cacheKey, p, 1)
+	a.shared.pipelines.Wait()
+	out.pipeline = p
+	return out, nil
+}
+
+// Interface guards
+var (
+	_ caddy.App          = (*App)(nil)
+	_ caddy.Provisioner  = (*App)(nil)
+	_ caddy.Validator    = (*App)(nil)
+	_ caddy.CleanerUpper = (*App)(nil)
+)

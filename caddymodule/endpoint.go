@@ -1,0 +1,182 @@
+package caddymodule
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/promptwall/promptwall/scanner"
+)
+
+// ScannerModule is what a module in the promptwall.scanners namespace
+// provides: a configured detector. Third parties add scanners by registering
+// such a module and building with `xcaddy build --with`.
+type ScannerModule interface {
+	caddy.Module
+	NewScanner() (scanner.Scanner, error)
+}
+
+// ScannerConfig is one scanner of an endpoint: the ScannerSetting of
+// DECISIONS section 3 plus the detector module that does the work.
+type ScannerConfig struct {
+	// ID names this scanner in results and metrics. Default: the detector's
+	// module name (e.g. "secrets"). Unique within an endpoint.
+	ID string `json:"id,omitempty"`
+	// Version is reported as scannerVersionMeta. Default: "1".
+	Version string `json:"version,omitempty"`
+	// Enabled switches the scanner on or off. Default: true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Mode is block, modify (redact and forward) or flag (forward and
+	// record). Default: block.
+	Mode string `json:"mode,omitempty"`
+	// Blocking runs the scanner before forwarding. When false it runs after
+	// the response, off the latency path, and can only flag. Default: true.
+	Blocking *bool `json:"blocking,omitempty"`
+	// Force stops narrower configurations from overriding this setting.
+	// Default: false.
+	Force bool `json:"force,omitempty"`
+	// FlagMessage is what the end user reads when this scanner blocks.
+	// Default: a generic refusal naming no detail of the detection.
+	FlagMessage string `json:"flag_message,omitempty"`
+	// FailMode decides a request when the scanner fails: "closed" blocks,
+	// "open" forwards and records the error. Default: closed.
+	FailMode string `json:"fail_mode,omitempty"`
+	// Timeout is the scanner's time budget per screening. Default: 100ms.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+	// Directions are the sides screened: "input", "output" or both.
+	// Default: input, except for output-only detectors.
+	Directions []string `json:"directions,omitempty"`
+	// DetectorRaw is the detector module, e.g. {"scanner": "secrets", ...}.
+	DetectorRaw json.RawMessage `json:"detector,omitempty" caddy:"namespace=promptwall.scanners inline_key=scanner"`
+
+	detector ScannerModule
+}
+
+// Endpoint is a named endpoint configuration: the scanners that screen the
+// traffic of a route, a project or a chatbot.
+type Endpoint struct {
+	// Name identifies the endpoint in handler config, records and metrics.
+	Name string `json:"name"`
+	// ID is the endpoint's UUID as served by the API. Default: derived
+	// deterministically from the name, so it is stable across restarts.
+	ID string `json:"id,omitempty"`
+	// ProjectID makes this endpoint the default of a project (the spec's
+	// group). Chatbot endpoints of the same project inherit from it.
+	ProjectID string `json:"project_id,omitempty"`
+	// ChatbotID makes this endpoint the one of a chatbot (an application).
+	ChatbotID string `json:"chatbot_id,omitempty"`
+	// Packages names bundles of scanner settings (see the app's packages)
+	// included before Scanners.
+	Packages []string `json:"packages,omitempty"`
+	// Scanners of this endpoint.
+	Scanners []ScannerConfig `json:"scanners,omitempty"`
+	// OnBlock is how a blocked exchange is answered: "error" (the
+	// provider's own error shape, status BlockStatus) or "completion" (a
+	// normal answer whose text is the flagMessage). Default: error.
+	OnBlock string `json:"on_block,omitempty"`
+	// BlockStatus is the HTTP status of a blocked request. Default: 403.
+	BlockStatus int `json:"block_status,omitempty"`
+}
+
+// Package is a named bundle of scanner settings endpoints include by name.
+type Package struct {
+	Name     string          `json:"name"`
+	Scanners []ScannerConfig `json:"scanners"`
+}
+
+const defaultFlagMessage = "This request was blocked by the organization's AI security policy."
+
+// provision loads the detector module and checks the setting.
+func (sc *ScannerConfig) provision(ctx caddy.Context) error {
+	if sc.DetectorRaw == nil {
+		return fmt.Errorf("scanner %q: no detector module configured", sc.ID)
+	}
+	mod, err := ctx.LoadModule(sc, "DetectorRaw")
+	if err != nil {
+		return fmt.Errorf("loading scanner module: %w", err)
+	}
+	det, ok := mod.(ScannerModule)
+	if !ok {
+		return fmt.Errorf("module %T is not a Promptwall scanner", mod)
+	}
+	sc.detector = det
+	if sc.ID == "" {
+		sc.ID = det.CaddyModule().ID.Name()
+	}
+	_, err = sc.setting()
+	return err
+}
+
+// setting turns the config into the engine's typed setting, applying
+// defaults.
+func (sc *ScannerConfig) setting() (scanner.Setting, error) {
+	s := scanner.Setting{
+		ID:          sc.ID,
+		Version:     sc.Version,
+		Enabled:     sc.Enabled == nil || *sc.Enabled,
+		Mode:        scanner.Mode(sc.Mode),
+		Blocking:    sc.Blocking == nil || *sc.Blocking,
+		Force:       sc.Force,
+		FlagMessage: sc.FlagMessage,
+		Timeout:     time.Duration(sc.Timeout),
+	}
+	if s.Version == "" {
+		s.Version = "1"
+	}
+	if s.Mode == "" {
+		s.Mode = scanner.ModeBlock
+	}
+	if s.FlagMessage == "" {
+		s.FlagMessage = defaultFlagMessage
+	}
+	fm, err := scanner.ParseFailMode(sc.FailMode)
+	if err != nil {
+		return s, fmt.Errorf("scanner %q: %w", sc.ID, err)
+	}
+	s.FailMode = fm
+	switch s.Mode {
+	case scanner.ModeBlock, scanner.ModeModify, scanner.ModeFlag:
+	default:
+		return s, fmt.Errorf("scanner %q: mode must be block, modify or flag, not %q", sc.ID, sc.Mode)
+	}
+	for _, d := range sc.Directions {
+		switch scanner.Direction(d) {
+		case scanner.Input, scanner.Output:
+			s.Directions = append(s.Directions, scanner.Direction(d))
+		default:
+			return s, fmt.Errorf("scanner %q: direction must be input or output, not %q", sc.ID, d)
+		}
+	}
+	if len(s.Directions) == 0 {
+		s.Directions = defaultDirections(sc.detector)
+	}
+	return s, nil
+}
+
+// OutputScanner is implemented by detectors that only make sense on answers
+// (prompt_leak, sensitive_output), so their default direction is output.
+type OutputScanner interface {
+	OutputOnly() bool
+}
+
+func defaultDirections(det ScannerModule) []scanner.Direction {
+	if o, ok := det.(OutputScanner); ok && o.OutputOnly() {
+		return []scanner.Direction{scanner.Output}
+	}
+	return []scanner.Direction{scanner.Input}
+}
+
+// endpointID derives a stable UUID (version 8, name-based) from a name, so
+// an endpoint declared only by name keeps its id across restarts.
+func endpointID(name string) string {
+	sum := sha256.Sum256([]byte("promptwall/endpoint/" + name))
+	sum[6] = (sum[6] & 0x0f) | 0x80
+	sum[8] = (sum[8] & 0x3f) | 0x80
+	h := hex.EncodeToString(sum[:16])
+	return strings.Join([]string{h[0:8], h[8:12], h[12:16], h[16:20], h[20:32]}, "-")
+}

@@ -1,0 +1,510 @@
+package caddymodule
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/promptwall/promptwall/format"
+	"github.com/promptwall/promptwall/record"
+	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/store"
+)
+
+func init() {
+	caddy.RegisterModule(new(Handler))
+}
+
+// Handler is the inline gateway (`promptwall` directive). Placed before
+// reverse_proxy on a route that carries LLM traffic, it screens the request
+// with its endpoint's scanners, blocks, redacts or forwards it, screens the
+// answer, and records the exchange.
+type Handler struct {
+	// Endpoint names the endpoint configuration (declared in the promptwall
+	// app) whose scanners screen this route. Default: "default".
+	Endpoint string `json:"endpoint,omitempty"`
+	// Format fixes the wire format instead of detecting it from the path
+	// and body, e.g. "openai_chat" or "anthropic_messages". Default: detect.
+	Format string `json:"format,omitempty"`
+	// MaxBodySize caps the request body in bytes; a larger one gets 413.
+	// Default: 4 MiB.
+	MaxBodySize int64 `json:"max_body_size,omitempty"`
+	// MaxResponseSize caps an answer held for screening; the upstream copy
+	// is aborted (502) past it rather than passing unscreened bytes.
+	// Default: 16 MiB.
+	MaxResponseSize int64 `json:"max_response_size,omitempty"`
+	// Provider names the upstream provider, for records and metrics.
+	// Default: "" (recorded as unknown).
+	Provider string `json:"provider,omitempty"`
+	// ProjectID attributes the route's records to a project. Default: the
+	// endpoint's project.
+	ProjectID string `json:"project_id,omitempty"`
+
+	app    *App
+	ep     *compiledEndpoint
+	format format.Format
+	labels routeLabels
+	logger *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (*Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.handlers.promptwall", New: func() caddy.Module { return new(Handler) }}
+}
+
+// DefaultEndpointName is the endpoint used when a handler names none.
+const DefaultEndpointName = "default"
+
+const (
+	defaultMaxBodySize     = 4 << 20
+	defaultMaxResponseSize = 16 << 20
+	// providerResultLimit bounds the raw upstream answer kept in a record.
+	providerResultLimit = 64 << 10
+)
+
+// Provision resolves the endpoint and the wire format.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	appIface, err := ctx.App("promptwall")
+	if err != nil {
+		return fmt.Errorf("loading promptwall app: %w", err)
+	}
+	h.app = appIface.(*App)
+	if h.Endpoint == "" {
+		h.Endpoint = DefaultEndpointName
+	}
+	if h.MaxBodySize == 0 {
+		h.MaxBodySize = defaultMaxBodySize
+	}
+	if h.MaxResponseSize == 0 {
+		h.MaxResponseSize = defaultMaxResponseSize
+	}
+	if h.ep, err = h.app.endpoint(h.Endpoint); err != nil {
+		return err
+	}
+	if h.Format != "" {
+		if h.format, err = format.ByName(h.Format); err != nil {
+			return err
+		}
+	}
+	project := h.ProjectID
+	if project == "" {
+		project = h.ep.ProjectID
+	}
+	h.labels = routeLabels{provider: h.Provider, project: project, endpoint: h.ep.Name}
+	return nil
+}
+
+// Validate checks the configuration.
+func (h *Handler) Validate() error {
+	if h.MaxBodySize < 0 || h.MaxResponseSize < 0 {
+		return errors.New("max_body_size and max_response_size must be positive")
+	}
+	return nil
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuf() *bytes.Buffer { return bufPool.Get().(*bytes.Buffer) }
+
+// putBuf returns a buffer to the pool unless it grew large: keeping a
+// 16 MiB buffer alive for every pooled slot would pin memory.
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() > 1<<20 {
+		return
+	}
+	b.Reset()
+	bufPool.Put(b)
+}
+
+// exchange is the state of one request through the gateway.
+type exchange struct {
+	h        *Handler
+	id       string
+	received time.Time
+	format   format.Format
+	req      *format.Request
+	conv     *scanner.Conversation
+	input    *scanner.Result
+	output   *scanner.Result
+	// outConv holds the assistant messages of the answer that were screened.
+	outConv        *scanner.Conversation
+	providerResult string
+	upstreamErr    error
+	res            *store.Reservation
+}
+
+// ServeHTTP screens, forwards and records one request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	// Requests without a body carry no prompt (model listings, health
+	// checks): nothing to screen, nothing to record.
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
+		return next.ServeHTTP(w, r)
+	}
+	errFmt := h.errorFormat(r.URL.Path)
+	if isUpgrade(r) {
+		h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
+		return h.writeError(w, errFmt, http.StatusBadRequest, "unsupported_request",
+			"Connection upgrades (WebSocket, realtime) cannot be screened by this gateway.")
+	}
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		h.app.metrics.rejected.WithLabelValues("malformed").Inc()
+		return h.writeError(w, errFmt, http.StatusBadRequest, "invalid_request_error", err.Error())
+	}
+	if r.ContentLength > h.MaxBodySize {
+		h.app.metrics.rejected.WithLabelValues("too_large").Inc()
+		return h.writeError(w, errFmt, http.StatusRequestEntityTooLarge, "request_too_large", h.tooLargeMessage())
+	}
+
+	body := getBuf()
+	defer putBuf(body)
+	if _, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, h.MaxBodySize)); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			h.app.metrics.rejected.WithLabelValues("too_large").Inc()
+			return h.writeError(w, errFmt, http.StatusRequestEntityTooLarge, "request_too_large", h.tooLargeMessage())
+		}
+		return caddyhttp.Error(http.StatusBadRequest, fmt.Errorf("reading request body: %w", err))
+	}
+	raw := body.Bytes()
+	if !utf8.Valid(raw) {
+		h.app.metrics.rejected.WithLabelValues("malformed").Inc()
+		return h.writeError(w, errFmt, http.StatusBadRequest, "invalid_request_error", "The request body is not valid UTF-8.")
+	}
+
+	x := &exchange{h: h, received: time.Now()}
+	if h.format != nil {
+		x.format = format.Bind(h.format, r.URL.Path)
+	} else {
+		f, err := format.Detect(r.URL.Path, raw)
+		if err != nil {
+			h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
+			return h.writeFormatError(w, errFmt, err)
+		}
+		x.format = f
+	}
+	req, err := x.format.ParseRequest(raw)
+	if err != nil {
+		h.app.metrics.rejected.WithLabelValues("malformed").Inc()
+		return h.writeFormatError(w, x.format, err)
+	}
+	x.req = req
+	x.conv = &req.Conversation
+
+	// Reserve the record's place before anything reaches the provider, so a
+	// store that cannot keep up refuses the request instead of losing it.
+	x.res, err = h.app.shared.store.Reserve(r.Context())
+	if err != nil {
+		h.app.metrics.rejected.WithLabelValues("store_full").Inc()
+		h.logger.Error("refusing request: record queue full", zap.Error(err))
+		w.Header().Set("Retry-After", "1")
+		return h.writeError(w, x.format, http.StatusServiceUnavailable, "service_unavailable",
+			"The gateway cannot record requests right now; retry shortly.")
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			x.res.Cancel()
+		}
+	}()
+	x.id = store.NewID()
+	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	repl.Set("promptwall.prompt_id", x.id)
+	w.Header().Set("X-Promptwall-Prompt-Id", x.id)
+
+	start := time.Now()
+	x.input = h.ep.pipeline.Screen(r.Context(), x.conv, scanner.Input)
+	h.app.metrics.observeResult(h.labels, scanner.Input, x.input, time.Since(start))
+	repl.Set("promptwall.outcome", string(x.input.Outcome))
+
+	if x.input.Outcome == scanner.Blocked {
+		committed = true
+		x.commit()
+		return h.writeBlocked(w, x, x.input.FlagMessage)
+	}
+	if x.input.Outcome == scanner.Modified && len(x.input.Edits) > 0 {
+		rewritten, err := x.format.RewriteRequest(raw, toFormatEdits(x.input.Edits))
+		if err != nil {
+			// A redaction that cannot be written back must not forward the
+			// unredacted original.
+			h.logger.Error("rewriting redacted request", zap.Error(err))
+			committed = true
+			x.upstreamErr = err
+			x.commit()
+			return h.writeError(w, x.format, http.StatusInternalServerError, "internal_error", "The request could not be redacted.")
+		}
+		raw = rewritten
+	}
+
+	restoreBody(r, raw)
+	if h.ep.hasOutput {
+		// Screening needs the plain answer; ask for it uncompressed.
+		r.Header.Del("Accept-Encoding")
+	}
+
+	held := getBuf()
+	defer putBuf(held)
+	ic := newInterceptor(w, held, int(h.MaxResponseSize), providerResultLimit, h.holdFor)
+	upstreamStart := time.Now()
+	err = next.ServeHTTP(ic, r)
+	h.app.metrics.upstreamSeconds.WithLabelValues(h.labels.provider).Observe(time.Since(upstreamStart).Seconds())
+
+	committed = true
+	if ic.overflow {
+		x.upstreamErr = errResponseTooLarge
+		x.commit()
+		return h.writeError(w, x.format, http.StatusBadGateway, "upstream_error",
+			"The provider's answer is too large to be screened.")
+	}
+	if err != nil {
+		x.upstreamErr = err
+		x.commit()
+		return err
+	}
+	if ic.holding {
+		err = h.finishHeld(r.Context(), w, x, ic)
+		x.commit()
+		return err
+	}
+	x.providerResult = string(ic.captured)
+	x.commit()
+	return nil
+}
+
+// holdFor decides whether an answer must be held back for screening: only
+// successful, non-streamed JSON answers of an endpoint with output scanners.
+func (h *Handler) holdFor(status int, header http.Header) bool {
+	if !h.ep.hasOutput || status < 200 || status >= 300 {
+		return false
+	}
+	mt, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
+	return mt == "application/json"
+}
+
+// finishHeld screens a held answer and writes what the client may see.
+func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exchange, ic *interceptor) error {
+	answer := ic.buf.Bytes()
+	x.providerResult = truncate(string(answer), providerResultLimit)
+	if enc := ic.Header().Get("Content-Encoding"); enc != "" && enc != "identity" {
+		return h.writeError(w, x.format, http.StatusBadGateway, "upstream_error",
+			"The provider's answer is compressed ("+enc+") and cannot be screened.")
+	}
+	conv, err := x.format.ParseResponse(answer)
+	if err != nil {
+		// An answer we cannot read is not passed unscreened.
+		x.upstreamErr = fmt.Errorf("parsing provider answer: %w", err)
+		return h.writeError(w, x.format, http.StatusBadGateway, "upstream_error",
+			"The provider's answer could not be screened.")
+	}
+	x.outConv = conv
+	start := time.Now()
+	x.output = h.ep.pipeline.Screen(ctx, conv, scanner.Output)
+	h.app.metrics.observeResult(h.labels, scanner.Output, x.output, time.Since(start))
+	switch x.output.Outcome {
+	case scanner.Blocked:
+		return h.writeBlocked(w, x, x.output.FlagMessage)
+	case scanner.Modified:
+		rewritten, err := x.format.RewriteResponse(answer, toFormatEdits(x.output.Edits))
+		if err != nil {
+			x.upstreamErr = err
+			return h.writeError(w, x.format, http.StatusBadGateway, "upstream_error", "The provider's answer could not be redacted.")
+		}
+		answer = rewritten
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Length", strconv.Itoa(len(answer)))
+	w.WriteHeader(ic.status)
+	_, err = w.Write(answer)
+	return err
+}
+
+// commit fills the reserved record and hands it to the store. Non-blocking
+// scanners run here, after the client has its answer, then the record is
+// committed.
+func (x *exchange) commit() {
+	h := x.h
+	p := &store.Prompt{
+		ID:         x.id,
+		Type:       "prompt",
+		OrgID:      defaultOrgID(),
+		ProjectID:  h.labels.project,
+		Provider:   h.Provider,
+		EndpointID: h.ep.ID,
+		ReceivedAt: store.Timestamp(x.received),
+	}
+	p.Memory = p.ID
+	shown := record.NewestUserMessage(x.conv)
+	p.Input = record.Text(x.conv, shown, x.input)
+	p.Result.ScannerResults = append(record.ScannerResults(x.input, shown), record.ScannerResults(x.output, 0)...)
+	p.Result.Response = record.Response(x.outConv, x.output)
+	// The raw answer may echo what the scanners found on either side.
+	sensitive := append(record.SensitiveValues(x.conv, x.input), record.SensitiveValues(x.outConv, x.output)...)
+	p.Result.ProviderResult = record.MaskValues(truncate(x.providerResult, providerResultLimit), sensitive)
+	p.Result.Outcome = string(worst(x.input, x.output))
+	if x.upstreamErr != nil && x.input.Outcome != scanner.Blocked {
+		p.Result.Outcome = string(scanner.Error)
+		p.Result.ProviderResult = "upstream error: " + x.upstreamErr.Error()
+	}
+	p.Scanners = h.ep.settingsJSON()
+	if h.ep.hasDeferred {
+		go func() {
+			deferred := h.ep.pipeline.ScreenDeferred(context.Background(), x.conv, scanner.Input)
+			p.Result.ScannerResults = append(p.Result.ScannerResults, record.ScannerResults(deferred, shown)...)
+			if deferred.Outcome.Severity() > scanner.Outcome(p.Result.Outcome).Severity() {
+				p.Result.Outcome = string(deferred.Outcome)
+			}
+			x.res.Commit(p)
+		}()
+		return
+	}
+	x.res.Commit(p)
+}
+
+func worst(results ...*scanner.Result) scanner.Outcome {
+	out := scanner.Passed
+	for _, r := range results {
+		if r != nil && r.Outcome.Severity() > out.Severity() {
+			out = r.Outcome
+		}
+	}
+	return out
+}
+
+// writeBlocked answers a blocked exchange as the endpoint says: the
+// provider's error shape, or a normal completion carrying the message.
+func (h *Handler) writeBlocked(w http.ResponseWriter, x *exchange, message string) error {
+	if message == "" {
+		message = defaultFlagMessage
+	}
+	hdr := w.Header()
+	hdr.Del("Content-Length")
+	hdr.Del("Content-Encoding")
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("X-Promptwall-Outcome", "blocked")
+	if h.ep.OnBlock == onBlockCompletion {
+		w.WriteHeader(http.StatusOK)
+		_, err := w.Write(x.format.Completion(x.req, message))
+		return err
+	}
+	w.WriteHeader(h.ep.BlockStatus)
+	_, err := w.Write(x.format.Blocked(h.ep.BlockStatus, "content_blocked", message))
+	return err
+}
+
+func (h *Handler) writeError(w http.ResponseWriter, f format.Format, status int, code, message string) error {
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Del("Content-Length")
+	w.WriteHeader(status)
+	_, err := w.Write(f.Blocked(status, code, message))
+	return err
+}
+
+func (h *Handler) writeFormatError(w http.ResponseWriter, f format.Format, err error) error {
+	if fe, ok := errors.AsType[*format.Error](err); ok {
+		return h.writeError(w, f, fe.Status, fe.Code, fe.Message)
+	}
+	return h.writeError(w, f, http.StatusBadRequest, "invalid_request_error", err.Error())
+}
+
+func (h *Handler) tooLargeMessage() string {
+	return fmt.Sprintf("The request body exceeds the gateway's limit of %d bytes.", h.MaxBodySize)
+}
+
+// errorFormat picks the format whose error shape answers a request that
+// could not be parsed: the configured one, else the one its path implies.
+func (h *Handler) errorFormat(path string) format.Format {
+	if h.format != nil {
+		return h.format
+	}
+	if f, err := format.Detect(path, nil); err == nil {
+		return f
+	}
+	return openAIFormat
+}
+
+// openAIFormat renders errors of requests whose format is unknown: OpenAI's
+// error shape is the one most clients understand.
+var openAIFormat, _ = format.ByName(format.NameOpenAIChat)
+
+func checkContentType(ct string) error {
+	if ct == "" {
+		return errors.New("Content-Type must be application/json.")
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return fmt.Errorf("Content-Type must be application/json, not %q.", ct)
+	}
+	return nil
+}
+
+func isUpgrade(r *http.Request) bool {
+	return r.Header.Get("Upgrade") != "" || r.Method == http.MethodConnect
+}
+
+// restoreBody gives the next handler the (possibly rewritten) body, with
+// GetBody so reverse_proxy can retry it.
+func restoreBody(r *http.Request, body []byte) {
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+}
+
+func toFormatEdits(edits []scanner.Edit) []format.Edit {
+	out := make([]format.Edit, len(edits))
+	for i, e := range edits {
+		out[i] = format.Edit{Ref: e.Ref, Text: e.Text}
+	}
+	return out
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary so the stored text stays valid UTF-8.
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+const (
+	onBlockError      = "error"
+	onBlockCompletion = "completion"
+)
+
+// settingsJSON is the scanner configuration that ran, as served by
+// GET /prompts/{id}?fetchScanners=true.
+func (ep *compiledEndpoint) settingsJSON() string {
+	ep.settingsOnce.Do(func() {
+		out := make([]scanner.SettingStrings, 0, len(ep.settings))
+		for _, s := range ep.settings {
+			out = append(out, s.Strings())
+		}
+		b, _ := json.Marshal(out)
+		ep.settingsStr = string(b)
+	})
+	return ep.settingsStr
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)

@@ -1,0 +1,101 @@
+package caddymodule
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+// errResponseTooLarge aborts the upstream copy when an answer that must be
+// screened outgrows the buffer: passing the rest unscreened is not an option.
+var errResponseTooLarge = errors.New("promptwall: upstream answer exceeds max_response_size")
+
+// interceptor sits between the next handler (reverse_proxy) and the client.
+// It decides at WriteHeader time whether to hold the answer for screening
+// (bounded) or pass it through, and in both cases keeps a bounded copy for
+// the record.
+type interceptor struct {
+	*caddyhttp.ResponseWriterWrapper
+
+	// hold reports whether an answer with this status and header must be
+	// held back for screening.
+	hold func(status int, header http.Header) bool
+
+	status      int
+	wroteHeader bool
+	holding     bool
+	overflow    bool
+	limit       int
+	buf         *bytes.Buffer
+
+	// captured is a bounded copy of a passed-through answer, for the record.
+	captured    []byte
+	captureSize int
+}
+
+func newInterceptor(w http.ResponseWriter, buf *bytes.Buffer, limit, captureSize int, hold func(int, http.Header) bool) *interceptor {
+	return &interceptor{
+		ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w},
+		hold:                  hold,
+		buf:                   buf,
+		limit:                 limit,
+		captureSize:           captureSize,
+	}
+}
+
+func (i *interceptor) WriteHeader(status int) {
+	if i.wroteHeader {
+		return
+	}
+	// 1xx informational answers pass through and do not settle the status.
+	if status >= 100 && status < 200 && status != http.StatusSwitchingProtocols {
+		i.ResponseWriterWrapper.WriteHeader(status)
+		return
+	}
+	i.wroteHeader = true
+	i.status = status
+	i.holding = i.hold(status, i.Header())
+	if !i.holding {
+		i.ResponseWriterWrapper.WriteHeader(status)
+	}
+}
+
+func (i *interceptor) Write(p []byte) (int, error) {
+	if !i.wroteHeader {
+		i.WriteHeader(http.StatusOK)
+	}
+	if i.holding {
+		if i.buf.Len()+len(p) > i.limit {
+			i.overflow = true
+			return 0, errResponseTooLarge
+		}
+		return i.buf.Write(p)
+	}
+	if room := i.captureSize - len(i.captured); room > 0 {
+		i.captured = append(i.captured, p[:min(room, len(p))]...)
+	}
+	return i.ResponseWriterWrapper.Write(p)
+}
+
+// ReadFrom must go through Write: the embedded wrapper's ReadFrom would hand
+// the upstream body straight to the client, past screening.
+func (i *interceptor) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(writerOnly{i}, r)
+}
+
+// Flush is a no-op while holding (nothing has been written yet); otherwise
+// it flushes the client connection so streamed events are not coalesced.
+func (i *interceptor) FlushError() error {
+	if i.holding {
+		return nil
+	}
+	return http.NewResponseController(i.ResponseWriterWrapper).Flush()
+}
+
+// Unwrap is deliberately not overridden for the holding case: the embedded
+// wrapper's Unwrap lets http.ResponseController reach deadlines and flushes.
+
+type writerOnly struct{ io.Writer }

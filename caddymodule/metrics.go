@@ -1,0 +1,173 @@
+package caddymodule
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/promptwall/promptwall/scanner"
+)
+
+// metrics holds every Promptwall collector. They are built once per process
+// and registered into each new config's registry on Provision: Caddy gives
+// every config load a fresh registry, so keeping a pointer to the first one
+// only would make the metrics read 0 after a reload.
+type metrics struct {
+	requests        *prometheus.CounterVec
+	actions         *prometheus.CounterVec
+	rejected        *prometheus.CounterVec
+	scannerDuration *prometheus.HistogramVec
+	scannerErrors   *prometheus.CounterVec
+	screenDuration  *prometheus.HistogramVec
+	upstreamSeconds *prometheus.HistogramVec
+	cacheHits       *prometheus.CounterVec
+	cacheMisses     *prometheus.CounterVec
+
+	storeQueueDepth prometheus.Gauge
+	storeBatchSize  prometheus.Histogram
+	storeCommit     prometheus.Histogram
+	storeErrors     prometheus.Counter
+	storeRejected   prometheus.Counter
+}
+
+var (
+	metricsOnce sync.Once
+	pwMetrics   *metrics
+)
+
+const metricsNamespace = "promptwall"
+
+// latencyBuckets span 10 µs to ~5 s: screening sits at the low end, upstream
+// calls at the high end.
+var latencyBuckets = prometheus.ExponentialBuckets(0.00001, 3, 14)
+
+func getMetrics() *metrics {
+	metricsOnce.Do(func() {
+		ns := metricsNamespace
+		pwMetrics = &metrics{
+			requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Namespace: ns, Name: "requests_screened_total",
+				Help: "Requests and responses screened, by provider, project, endpoint, direction and outcome.",
+			}, []string{"provider", "project", "endpoint", "direction", "outcome"}),
+			actions: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Namespace: ns, Name: "scanner_actions_total",
+				Help: "Blocked, modified and flagged decisions, by scanner, provider, project and direction.",
+			}, []string{"scanner", "provider", "project", "direction", "action"}),
+			rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Namespace: ns, Name: "requests_rejected_total",
+				Help: "Requests refused before screening, by reason (malformed, too_large, unsupported, store_full).",
+			}, []string{"reason"}),
+			scannerDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+				Namespace: ns, Name: "scanner_duration_seconds",
+				Help: "Time one scanner spent on one screening.", Buckets: latencyBuckets,
+			}, []string{"scanner"}),
+			scannerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Namespace: ns, Name: "scanner_errors_total",
+				Help: "Scanner failures (errors, panics, budget overruns), by scanner.",
+			}, []string{"scanner"}),
+			screenDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+				Namespace: ns, Name: "screening_duration_seconds",
+				Help: "Time the whole screening of one request or response took.", Buckets: latencyBuckets,
+			}, []string{"direction"}),
+			upstreamSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+				Namespace: ns, Name: "upstream_duration_seconds",
+				Help: "Time from forwarding a request to the end of the upstream answer.", Buckets: latencyBuckets,
+			}, []string{"provider"}),
+			cacheHits: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Namespace: ns, Name: "cache_hits_total", Help: "Cache hits, by cache.",
+			}, []string{"cache"}),
+			cacheMisses: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Namespace: ns, Name: "cache_misses_total", Help: "Cache misses, by cache.",
+			}, []string{"cache"}),
+			storeQueueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
+				Namespace: ns, Subsystem: "store", Name: "queue_depth",
+				Help: "Records reserved or queued and not yet committed.",
+			}),
+			storeBatchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Namespace: ns, Subsystem: "store", Name: "batch_size",
+				Help: "Records per commit.", Buckets: prometheus.ExponentialBuckets(1, 2, 10),
+			}),
+			storeCommit: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Namespace: ns, Subsystem: "store", Name: "commit_duration_seconds",
+				Help: "Time one batch commit took.", Buckets: latencyBuckets,
+			}),
+			storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
+				Namespace: ns, Subsystem: "store", Name: "write_errors_total",
+				Help: "Failed batch commits (retried; records are kept in memory meanwhile).",
+			}),
+			storeRejected: prometheus.NewCounter(prometheus.CounterOpts{
+				Namespace: ns, Subsystem: "store", Name: "records_rejected_total",
+				Help: "Requests refused with 503 because the record queue stayed full.",
+			}),
+		}
+	})
+	return pwMetrics
+}
+
+func (m *metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		m.requests, m.actions, m.rejected, m.scannerDuration, m.scannerErrors,
+		m.screenDuration, m.upstreamSeconds, m.cacheHits, m.cacheMisses,
+		m.storeQueueDepth, m.storeBatchSize, m.storeCommit, m.storeErrors, m.storeRejected,
+	}
+}
+
+// register adds every collector to reg, tolerating collectors that a
+// previous Provision of the same config already registered.
+func (m *metrics) register(reg prometheus.Registerer) error {
+	for _, c := range m.collectors() {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// observeResult counts one screening.
+func (m *metrics) observeResult(labels routeLabels, dir scanner.Direction, res *scanner.Result, took time.Duration) {
+	m.requests.WithLabelValues(labels.provider, labels.project, labels.endpoint, string(dir), string(res.Outcome)).Inc()
+	m.screenDuration.WithLabelValues(string(dir)).Observe(took.Seconds())
+	for i := range res.Scanners {
+		sr := &res.Scanners[i]
+		switch sr.Outcome {
+		case scanner.Blocked, scanner.Modified, scanner.Flagged:
+			m.actions.WithLabelValues(sr.ScannerID, labels.provider, labels.project, string(dir), string(sr.Outcome)).Inc()
+		case scanner.Error:
+			m.scannerErrors.WithLabelValues(sr.ScannerID).Inc()
+		}
+	}
+}
+
+// routeLabels are the bounded label values of one route: all come from the
+// operator's configuration, never from a request.
+type routeLabels struct {
+	provider, project, endpoint string
+}
+
+// pipelineObserver feeds the engine's hooks into the collectors.
+type pipelineObserver struct{ m *metrics }
+
+func (o pipelineObserver) CacheHit(string)  { o.m.cacheHits.WithLabelValues("verdict").Inc() }
+func (o pipelineObserver) CacheMiss(string) { o.m.cacheMisses.WithLabelValues("verdict").Inc() }
+func (o pipelineObserver) ScannerDone(id string, d time.Duration, _ scanner.Outcome) {
+	o.m.scannerDuration.WithLabelValues(id).Observe(d.Seconds())
+}
+
+// storeObserver feeds the store's hooks into the collectors.
+type storeObserver struct{ m *metrics }
+
+func (o storeObserver) Enqueued(depth int) { o.m.storeQueueDepth.Set(float64(depth)) }
+func (o storeObserver) Committed(batch int, d time.Duration, err error) {
+	if err != nil {
+		o.m.storeErrors.Inc()
+		return
+	}
+	o.m.storeBatchSize.Observe(float64(batch))
+	o.m.storeCommit.Observe(d.Seconds())
+}
+func (o storeObserver) Rejected() { o.m.storeRejected.Inc() }

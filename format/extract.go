@@ -1,0 +1,343 @@
+package format
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/scanner"
+)
+
+// collector walks one validated document and gathers its texts. All texts
+// and refs are written into one strings.Builder and sliced out of its
+// single string at the end, so a request costs a handful of allocations
+// however many messages it holds.
+type collector struct {
+	b []byte
+	// fold matches keys case-insensitively (Go encoding/json upstreams).
+	fold bool
+	// path is the location of the value being walked, in ref syntax.
+	path    []byte
+	sb      strings.Builder
+	msgs    []scanner.Message
+	offs    []textOffs
+	scratch []byte
+	// status is the HTTP status of shape errors: 400 for requests, 502
+	// for answers (a malformed answer is the upstream's fault).
+	status int
+}
+
+type textOffs struct{ ts, te, rs, re int }
+
+// minNumberLen is the shortest number literal screened as a text inside
+// tool arguments: shorter numbers (counts, limits, flags) cannot hold a
+// card, account or phone number, and skipping them keeps the conversation
+// small.
+const minNumberLen = 6
+
+// begin validates body and prepares a collector on it. It returns the top
+// level value, which must be an object.
+func begin(body []byte, status int) (*collector, span, error) {
+	c := &collector{b: body, status: status}
+	if err := validate(body); err != nil {
+		what := "request body"
+		if status != 400 {
+			what = "answer"
+		}
+		return nil, span{}, &Error{Status: status, Code: "invalid_json", Message: fmt.Sprintf("%s is not valid JSON: %v", what, err)}
+	}
+	top := root(body)
+	if body[top.s] != '{' {
+		return nil, span{}, c.errf("body must be a JSON object, got %s", kindName(body, top))
+	}
+	// Texts and refs together are at most about the body's size; growing
+	// once up front avoids repeated copying.
+	c.sb.Grow(len(body) + 256)
+	c.path = make([]byte, 0, 128)
+	c.msgs = make([]scanner.Message, 0, 8)
+	c.offs = make([]textOffs, 0, 8)
+	return c, top, nil
+}
+
+// conversation finishes the walk: it slices every text and ref out of the
+// builder's one string.
+func (c *collector) conversation() scanner.Conversation {
+	s := c.sb.String()
+	for i, o := range c.offs {
+		c.msgs[i].Text = s[o.ts:o.te]
+		c.msgs[i].Ref = s[o.rs:o.re]
+	}
+	return scanner.Conversation{Messages: c.msgs}
+}
+
+// str copies the string value v into the builder and returns its offsets
+// there, resolved to a string by finish.
+func (c *collector) str(v span) (int, int) {
+	ts := c.sb.Len()
+	c.write(c.b[v.s+1 : v.e-1])
+	return ts, c.sb.Len()
+}
+
+func (c *collector) write(raw []byte) {
+	// Most texts hold neither escapes nor invalid UTF-8 and are copied
+	// as they are; both checks run vectorised or eight bytes at a time.
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		c.sb.Write(raw)
+		return
+	}
+	c.scratch = appendUnescape(c.scratch[:0], raw)
+	c.sb.Write(c.scratch)
+}
+
+// text records the string (or number) value v as a text of role at the
+// current path. Empty texts are skipped: there is nothing to screen.
+func (c *collector) text(role scanner.Role, v span) {
+	ts := c.sb.Len()
+	if c.b[v.s] == '"' {
+		c.write(c.b[v.s+1 : v.e-1])
+	} else {
+		c.sb.Write(c.b[v.s:v.e])
+	}
+	te := c.sb.Len()
+	if te == ts {
+		return
+	}
+	c.sb.Write(c.path)
+	c.msgs = append(c.msgs, scanner.Message{Role: role})
+	c.offs = append(c.offs, textOffs{ts, te, te, c.sb.Len()})
+}
+
+// optText records v if it is a string; absent and null are fine; any other
+// type is a shape error naming the field.
+func (c *collector) optText(role scanner.Role, v, k span) error {
+	if isNull(c.b, v) {
+		return nil
+	}
+	mark := c.pushKey(k)
+	defer c.pop(mark)
+	if c.b[v.s] != '"' {
+		return c.typeErr(v, "a string")
+	}
+	c.text(role, v)
+	return nil
+}
+
+// leaves records every string leaf of v (and every number long enough to
+// carry an identifier) as a text of role. Object keys are not screened.
+// Duplicate keys are refused: parsers disagree on which one wins.
+func (c *collector) leaves(role scanner.Role, v span) error {
+	switch ch := c.b[v.s]; {
+	case ch == '"':
+		c.text(role, v)
+	case ch == '-' || (ch >= '0' && ch <= '9'):
+		if v.e-v.s >= minNumberLen {
+			c.text(role, v)
+		}
+	case ch == '{':
+		var seen []span
+		for k, m := range members(c.b, v) {
+			for _, s := range seen {
+				if keyEqual(c.b, s, k) {
+					mark := c.pushKey(k)
+					err := c.errf("duplicate key")
+					c.pop(mark)
+					return err
+				}
+			}
+			seen = append(seen, k)
+			mark := c.pushKey(k)
+			err := c.leaves(role, m)
+			c.pop(mark)
+			if err != nil {
+				return err
+			}
+		}
+	case ch == '[':
+		for i, e := range elems(c.b, v) {
+			mark := c.pushIndex(i)
+			err := c.leaves(role, e)
+			c.pop(mark)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func keyEqual(b []byte, x, y span) bool {
+	if string(b[x.s:x.e]) == string(b[y.s:y.e]) {
+		return true
+	}
+	return string(strBytes(b, x)) == string(strBytes(b, y))
+}
+
+// jsonString records a string that holds JSON (tool-call arguments). When
+// it parses, each leaf of the embedded document is a text whose ref is
+// "<path>#<inner path>", so a redaction rewrites one inner string and the
+// arguments stay valid JSON. When it does not parse (a model can emit
+// broken arguments) the whole string is one text.
+func (c *collector) jsonString(role scanner.Role, v, k span) error {
+	if isNull(c.b, v) {
+		return nil
+	}
+	mark := c.pushKey(k)
+	defer c.pop(mark)
+	if c.b[v.s] != '"' {
+		return c.typeErr(v, "a string")
+	}
+	doc := strBytes(c.b, v)
+	if validate(doc) != nil {
+		c.text(role, v)
+		return nil
+	}
+	outer := c.b
+	c.b = doc
+	c.path = append(c.path, '#')
+	err := c.leaves(role, root(doc))
+	c.b = outer
+	return err
+}
+
+// fields fills vals (and keys) with the members of obj that ks names.
+// A key of interest that occurs twice is refused: the upstream parser would
+// read one and the screen might have read the other.
+func (c *collector) fields(obj span, ks *keyset, vals, keys []span) error {
+	for k, v := range members(c.b, obj) {
+		slot := ks.find(strBytes(c.b, k), c.fold)
+		if slot < 0 {
+			continue
+		}
+		if vals[slot].ok() {
+			mark := c.pushKey(k)
+			err := c.errf("duplicate key")
+			c.pop(mark)
+			return err
+		}
+		vals[slot], keys[slot] = v, k
+	}
+	return nil
+}
+
+// object checks that v is an object and reads its fields; the error names
+// the field at the current path.
+func (c *collector) object(v span, ks *keyset, vals, keys []span) error {
+	if c.b[v.s] != '{' {
+		return c.typeErr(v, "an object")
+	}
+	return c.fields(v, ks, vals, keys)
+}
+
+func (c *collector) pushKey(k span) int {
+	mark := len(c.path)
+	c.path = appendKey(c.path, strBytes(c.b, k))
+	return mark
+}
+
+func (c *collector) pushIndex(i int) int {
+	mark := len(c.path)
+	c.path = appendIndex(c.path, i)
+	return mark
+}
+
+func (c *collector) pop(mark int) { c.path = c.path[:mark] }
+
+// errf returns a shape error about the value at the current path.
+func (c *collector) errf(format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	p := string(c.path)
+	if p != "" {
+		msg = p + ": " + msg
+	}
+	code := "invalid_request"
+	if c.status != 400 {
+		code = "invalid_answer"
+	}
+	return &Error{Status: c.status, Code: code, Message: msg, Param: p}
+}
+
+func (c *collector) typeErr(v span, want string) *Error {
+	return c.errf("expected %s, got %s", want, kindName(c.b, v))
+}
+
+// missing reports an absent required field of the object at the current path.
+func (c *collector) missing(name string) *Error {
+	mark := len(c.path)
+	c.path = appendKey(c.path, []byte(name))
+	err := c.errf("required field is missing")
+	c.pop(mark)
+	return err
+}
+
+// boolField reads an optional boolean; def applies when absent or null.
+func (c *collector) boolField(v, k span, def bool) (bool, error) {
+	if isNull(c.b, v) {
+		return def, nil
+	}
+	switch c.b[v.s] {
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	}
+	mark := c.pushKey(k)
+	defer c.pop(mark)
+	return false, c.typeErr(v, "a boolean")
+}
+
+// model reads an optional string field for Request.Model; the returned
+// offsets are resolved by finish.
+func (c *collector) model(v, k span) (textOffs, error) {
+	if isNull(c.b, v) {
+		return textOffs{}, nil
+	}
+	if c.b[v.s] != '"' {
+		mark := c.pushKey(k)
+		defer c.pop(mark)
+		return textOffs{}, c.typeErr(v, "a string")
+	}
+	ts, te := c.str(v)
+	return textOffs{ts: ts, te: te}, nil
+}
+
+// finish builds the Request.
+func (c *collector) finish(model textOffs, stream bool) *Request {
+	conv := c.conversation()
+	req := &Request{Conversation: conv, Stream: stream}
+	if model.te > model.ts {
+		req.Model = c.sb.String()[model.ts:model.te]
+	}
+	return req
+}
+
+// role reads a role string; it returns the raw value for mapping.
+func (c *collector) role(v, k span, required bool) ([]byte, error) {
+	if isNull(c.b, v) {
+		if required {
+			return nil, c.missing("role")
+		}
+		return nil, nil
+	}
+	if c.b[v.s] != '"' {
+		mark := c.pushKey(k)
+		defer c.pop(mark)
+		return nil, c.typeErr(v, "a string")
+	}
+	return strBytes(c.b, v), nil
+}
+
+// mapRole maps a provider role onto the engine's roles. An unknown role is
+// screened as user text: the strictest reading, and an upstream that
+// accepts odd roles must not open a way around input screening.
+func mapRole(r []byte) scanner.Role {
+	switch string(r) {
+	case "system", "developer":
+		return scanner.RoleSystem
+	case "assistant", "model":
+		return scanner.RoleAssistant
+	case "tool", "function", "ipython":
+		return scanner.RoleTool
+	}
+	return scanner.RoleUser
+}

@@ -1,0 +1,94 @@
+// Command injection trains the prompt_injection scanner's model
+// (scanner/injection/model.bin) on the public labelled data
+// (../shared/data/injection/dev.jsonl), after reporting honest figures from
+// grouped, stratified k-fold cross-validation and choosing the threshold on
+// the cross-validated predictions.
+//
+//	go run ./internal/train/injection [-data path] [-out path] [-folds 5] [-max-fpr 0.02]
+//
+// PurpleLlama's logic-violating inputs are left out of training and out of
+// the headline recall: they break a rule of an application's system prompt
+// ("don't talk about music") that the scanner never sees, so most of them
+// read as ordinary requests ("what are the latest advances in AI?"). Taught
+// as attacks, they would teach the model that ordinary questions are
+// attacks; their detection rate is reported on its own line.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/promptwall/promptwall/internal/dataset"
+	"github.com/promptwall/promptwall/scanner/injection"
+)
+
+func main() {
+	log.SetFlags(0)
+	defPath := ""
+	if d := dataset.Dir(); d != "" {
+		defPath = filepath.Join(d, "injection", "dev.jsonl")
+	}
+	data := flag.String("data", defPath, "labelled injection data (JSON Lines)")
+	out := flag.String("out", "scanner/injection/model.bin", "where to write the model")
+	folds := flag.Int("folds", 5, "cross-validation folds")
+	maxFPR := flag.Float64("max-fpr", 0.02, "largest CV false-positive rate the threshold may give (the quality gate allows 0.03)")
+	window := flag.Int("window", 0, "scoring window in bytes (0: default)")
+	lambda := flag.Float64("lambda", 0, "L2 penalty (0: default)")
+	epochs := flag.Int("epochs", 0, "SGD epochs (0: default)")
+	dry := flag.Bool("n", false, "cross-validate only, do not write the model")
+	showErrors := flag.Bool("errors", false, "list the texts cross-validation gets wrong (first 160 bytes)")
+	flag.Parse()
+	if *data == "" {
+		log.Fatal("no data: pass -data or set $" + dataset.EnvDir)
+	}
+	examples, err := dataset.ReadJSONL[injection.Example](*data)
+	if err != nil {
+		log.Fatal(err)
+	}
+	opt := injection.TrainOptions{Window: *window, Lambda: *lambda, Epochs: *epochs, Exclude: injection.LogicViolating}
+
+	start := time.Now()
+	probs := injection.CrossValidate(examples, *folds, opt)
+	log.Printf("%d-fold cross-validation of %d texts: %v", *folds, len(examples), time.Since(start).Round(time.Millisecond))
+	labels := make([]int, len(examples))
+	use := make([]bool, len(examples))
+	for i, ex := range examples {
+		labels[i] = ex.Label
+		use[i] = !injection.LogicViolating(ex)
+	}
+	threshold := injection.ChooseThreshold(probs, labels, use, *maxFPR)
+	fmt.Printf("threshold (highest CV recall with CV FPR <= %.3f): %.4f\n\n", *maxFPR, threshold)
+	fmt.Print(injection.Evaluate(examples, probs, threshold))
+	if *showErrors {
+		for i, ex := range examples {
+			if (probs[i] >= threshold) != (ex.Label == 1) {
+				t := ex.Text
+				if len(t) > 160 {
+					t = t[:160]
+				}
+				fmt.Printf("%s label=%d p=%.3f %q\n", injection.Family(ex.Category), ex.Label, probs[i], t)
+			}
+		}
+	}
+
+	if *dry {
+		return
+	}
+	start = time.Now()
+	m := injection.Fit(examples, opt)
+	m.SetThreshold(threshold)
+	fmt.Printf("\nrule family weights of the final model:\n%s", m.FamilyWeights())
+	b, err := m.MarshalBinary()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(*out, b, 0o644); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("trained on all data in %v; wrote %s (%d bytes, %d non-zero weights of %d)",
+		time.Since(start).Round(time.Millisecond), *out, len(b), m.NumWeights(), m.NumBuckets())
+}

@@ -1,0 +1,7 @@
+// Package promptwall registers every Promptwall Caddy module. Build Caddy
+// with it: `xcaddy build --with github.com/promptwall/promptwall=./`.
+package promptwall
+
+import (
+	_ "github.com/promptwall/promptwall/caddymodule"
+)

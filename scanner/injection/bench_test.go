@@ -1,0 +1,56 @@
+package injection
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/promptwall/promptwall/scanner"
+)
+
+// cleanText returns about n bytes of ordinary prose.
+func cleanText(n int) string {
+	const para = "Our team met on Tuesday to review the roadmap for the next quarter. " +
+		"We agreed to prioritise the billing migration, because the old system is expensive to run " +
+		"and two customers asked for invoices in their own currency. Maria will draft the plan, " +
+		"and we will discuss the estimates at the planning session next week. "
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(para)
+	}
+	return b.String()[:n]
+}
+
+func benchmarkScan(b *testing.B, n int) {
+	s := newScanner(b, Config{})
+	text := cleanText(n)
+	ctx := context.Background()
+	// One Text for all iterations: its normalised views are built once, as
+	// the pipeline builds them once for all scanners, so this measures the
+	// scanner's own cost (BenchmarkScanWithViews2KB includes the views).
+	t := scanner.NewText(text)
+	target := &scanner.Target{Text: t}
+	b.ReportAllocs()
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		if _, err := s.Scan(ctx, target); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkScanClean2KB(b *testing.B)  { benchmarkScan(b, 2<<10) }
+func BenchmarkScanClean16KB(b *testing.B) { benchmarkScan(b, 16<<10) }
+
+// BenchmarkScanWithViews includes building the normalised views.
+func BenchmarkScanWithViews2KB(b *testing.B) {
+	s := newScanner(b, Config{})
+	text := cleanText(2 << 10)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Scan(ctx, &scanner.Target{Text: scanner.NewText(text)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,291 @@
+// Package injection is the prompt_injection scanner: it detects prompt
+// injection and jailbreak attempts (instruction overrides, DAN and
+// developer-mode role-play, system prompt extraction, instructions planted in
+// documents, e-mails or code that address the model or its reply) and their
+// obfuscated variants.
+//
+// Design. Everything runs in process from an embedded model of about 40 KB
+// (model.bin); nothing is downloaded. A text is judged on its Folded
+// view (lowercase, NFKC, confusables, leetspeak and letter spacing folded,
+// invisible characters removed), so obfuscation meets the same features as
+// plain text, and every encoded payload the Text decodes (base64, hex, URL,
+// rot13) is judged again the same way, recursively.
+//
+// The judge is a logistic regression over two kinds of features:
+//
+//   - hashed n-grams: word unigrams and bigrams and character 4-grams,
+//     hashed into 2^17 buckets, value tf/sqrt(n) (n = feature occurrences
+//     in the window); the weights are int8 with one scale. Character 3-
+//     and 5-grams and 2^18 buckets were measured too: no better in
+//     cross-validation, and two to three times the cost per byte;
+//   - phrase rules (rules.go) grouped in families ("instruction override",
+//     "jailbreak persona", "system prompt extraction", "reply
+//     manipulation", ...): one binary feature per family with a learned
+//     weight, so a family that also occurs in benign text earns little.
+//     Their hits locate the Matches and name the Reason.
+//
+// Long texts are scored in overlapping windows (Config.MaxWindow bytes,
+// half-window stride) and the best window counts, so a short injection
+// buried in a long benign document is not diluted by it. The features of
+// all windows are computed in one pass over the text and summed per
+// half-window block, so windowing costs nothing extra. Every phrase-rule
+// hit is also scored in its own neighbourhood (128 bytes either side).
+//
+// Cost: one pass over the folded text, no allocation for a clean text (the
+// buffers are pooled; see the benchmarks); allocations happen only when
+// something is detected or a payload is decoded.
+//
+// The model is trained by internal/train/injection from the public data set
+// described in ../shared/data/README.md, with the procedure in train.go;
+// the package's tests rerun its cross-validation.
+package injection
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/promptwall/promptwall/scanner"
+)
+
+// Type is the detector family reported in ScannerResult data.type.
+const Type = "injection"
+
+// Kind labels a match the classifier found without a phrase rule: the window
+// of the text that scored highest, or an encoded payload.
+const Kind = "PROMPT_INJECTION"
+
+// minWindow is the smallest accepted window: shorter windows see too little
+// context for the n-gram weights to mean anything.
+const minWindow = 128
+
+// Config configures the scanner.
+type Config struct {
+	// Threshold is the probability in (0, 1) at or above which a text is
+	// detected. Default: the threshold chosen on cross-validated
+	// predictions when the model was trained (Model.Threshold).
+	Threshold float64 `json:"threshold,omitempty"`
+	// ScanDecoded screens the payloads the text decodes (base64, hex, URL,
+	// rot13), recursively, and reports a detection inside one at the
+	// payload's place in the text. Default true.
+	ScanDecoded *bool `json:"scan_decoded,omitempty"`
+	// MaxWindow is the scoring window in bytes of the folded text: longer
+	// texts are scored in windows of this length overlapping by half, and
+	// the best window counts. At least 128. Default: the window the model
+	// was trained with (1024 for the shipped model).
+	MaxWindow int `json:"max_window,omitempty"`
+}
+
+// Scanner detects prompt injection. It is safe for concurrent use.
+type Scanner struct {
+	model     *Model
+	threshold float64
+	decoded   bool
+	window    int
+}
+
+// ErrConfig is wrapped by every configuration error New returns.
+var ErrConfig = errors.New("injection: invalid config")
+
+//go:embed model.bin
+var modelFile []byte
+
+var shipped = sync.OnceValues(func() (*Model, error) {
+	m := new(Model)
+	if err := m.UnmarshalBinary(modelFile); err != nil {
+		return nil, err
+	}
+	return m, nil
+})
+
+// ShippedModel returns the embedded model, decoded on first use.
+func ShippedModel() (*Model, error) { return shipped() }
+
+// New validates cfg and builds the scanner with the embedded model.
+func New(cfg Config) (*Scanner, error) {
+	m, err := shipped()
+	if err != nil {
+		return nil, err
+	}
+	return NewWithModel(cfg, m)
+}
+
+// NewWithModel builds the scanner with the given model; cfg defaults come
+// from the model.
+func NewWithModel(cfg Config, m *Model) (*Scanner, error) {
+	if m == nil || len(m.w) != 1<<m.spec.bits {
+		return nil, fmt.Errorf("%w: no model", ErrConfig)
+	}
+	s := &Scanner{model: m, threshold: cfg.Threshold, decoded: true, window: cfg.MaxWindow}
+	if s.threshold == 0 {
+		s.threshold = m.threshold
+	}
+	if s.threshold <= 0 || s.threshold >= 1 {
+		return nil, fmt.Errorf("%w: threshold must be in (0, 1), got %g", ErrConfig, s.threshold)
+	}
+	if cfg.ScanDecoded != nil {
+		s.decoded = *cfg.ScanDecoded
+	}
+	if s.window == 0 {
+		s.window = max(m.window, minWindow)
+	}
+	if s.window < minWindow {
+		return nil, fmt.Errorf("%w: max_window must be at least %d, got %d", ErrConfig, minWindow, s.window)
+	}
+	return s, nil
+}
+
+// Type implements scanner.Scanner.
+func (s *Scanner) Type() string { return Type }
+
+// verdict is the best score found in a text or its payloads.
+type verdict struct {
+	prob    float64
+	fam     family // strongest rule family of the best window
+	hasFam  bool
+	payload string // encoding of the payload it was found in, "" for the text
+}
+
+// Scan implements scanner.Scanner.
+func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding, error) {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	var f scanner.Finding
+	v, err := s.scan(ctx, t.Text, sc, &f, -1, -1, "")
+	if err != nil {
+		return scanner.Finding{}, err
+	}
+	f.Score = v.prob
+	if !f.Detected {
+		f.Matches = nil
+		return f, nil
+	}
+	what := fmt.Sprintf("classifier score %.2f", v.prob)
+	if v.hasFam {
+		what = fmt.Sprintf("%s, score %.2f", families[v.fam].reason, v.prob)
+	}
+	if v.payload != "" {
+		what += " in a " + v.payload + " payload"
+	}
+	f.Reason = "prompt injection: " + what
+	return f, nil
+}
+
+// scan judges text and, recursively, its decoded payloads, appending matches
+// to f. Inside a payload (at >= 0) matches are reported at the payload's
+// place at..end in the outermost text, as its own offsets mean nothing there.
+func (s *Scanner) scan(ctx context.Context, text *scanner.Text, sc *scratch, f *scanner.Finding, at, end int, payload string) (verdict, error) {
+	if err := ctx.Err(); err != nil {
+		return verdict{}, fmt.Errorf("injection: %w", err)
+	}
+	view := text.Folded()
+	ws := s.model.score(view.S, s.window, sc)
+	v := verdict{prob: sigmoid(ws.margin), payload: payload}
+	var best float32
+	for fam := family(0); fam < numFamilies; fam++ {
+		if ws.fams&(1<<fam) != 0 && s.model.fam[fam] > best {
+			best, v.fam, v.hasFam = s.model.fam[fam], fam, true
+		}
+	}
+	if v.prob >= s.threshold {
+		f.Detected = true
+		f.Matches = s.appendMatches(f.Matches, view, ws, sc, v.prob, at, end)
+	}
+	if !s.decoded {
+		return v, nil
+	}
+	if at < 0 {
+		// Unicode tag characters can spell out ASCII invisibly ("ASCII
+		// smuggling"); Canonical drops them, so the hidden text is judged
+		// here, as a payload.
+		for _, run := range tagRuns(text) {
+			sv, err := s.scan(ctx, scanner.NewText(run.text), sc, f, run.start, run.end, "unicode tag")
+			if err != nil {
+				return verdict{}, err
+			}
+			if sv.prob > v.prob {
+				v = sv
+			}
+		}
+	}
+	for _, seg := range text.Decoded() {
+		a, e := seg.Start, seg.End
+		if at >= 0 {
+			a, e = at, end
+		}
+		sv, err := s.scan(ctx, seg.Text, sc, f, a, e, seg.Encoding)
+		if err != nil {
+			return verdict{}, err
+		}
+		if sv.prob > v.prob {
+			v = sv
+		}
+	}
+	return v, nil
+}
+
+// tagRun is a run of tag characters spelling ASCII text.
+type tagRun struct {
+	start, end int
+	text       string
+}
+
+// minTagRun is the shortest tag-character run judged as hidden text; flag
+// emoji sequences use a handful of tag characters legitimately.
+const minTagRun = 8
+
+// tagRuns decodes the runs of Unicode tag characters (U+E0020..U+E007E,
+// the printable ASCII block shifted) in text; Invisible reports each run as
+// one span. Nothing is allocated unless the text has such a run.
+func tagRuns(text *scanner.Text) []tagRun {
+	var runs []tagRun
+	for _, m := range text.Invisible() {
+		if m.Kind != scanner.KindTagCharacter || m.End-m.Start < 4*minTagRun {
+			continue
+		}
+		b := make([]byte, 0, (m.End-m.Start)/4)
+		for _, r := range text.Original[m.Start:m.End] {
+			if r >= 0xE0020 && r <= 0xE007E {
+				b = append(b, byte(r-0xE0000))
+			}
+		}
+		if len(b) >= minTagRun {
+			runs = append(runs, tagRun{start: m.Start, end: m.End, text: string(b)})
+		}
+	}
+	return runs
+}
+
+// appendMatches locates a detection: the phrase-rule hits inside the best
+// window whose family weighs for injection, or else the window itself. In a
+// payload the whole payload is the match.
+func (s *Scanner) appendMatches(ms []scanner.Match, view *scanner.View, ws windowScore, sc *scratch, prob float64, at, end int) []scanner.Match {
+	if at >= 0 {
+		return append(ms, scanner.Match{Start: at, End: end, Kind: Kind, Score: prob})
+	}
+	n := len(ms)
+	for _, h := range sc.hits {
+		from, to := int(sc.toks[h.from].start), int(sc.toks[h.to-1].end)
+		if from < ws.start || from >= ws.end || s.model.fam[h.fam] <= 0 {
+			continue
+		}
+		a, e := view.Span(from, to)
+		// Rules of one family often match overlapping phrases
+		// ("ignore all previous", "ignore all previous instructions"):
+		// report their union once.
+		if k := len(ms) - 1; k >= n && ms[k].Kind == families[h.fam].kind && a <= ms[k].End {
+			ms[k].End = max(ms[k].End, e)
+			continue
+		}
+		ms = append(ms, scanner.Match{Start: a, End: e, Kind: families[h.fam].kind, Score: prob})
+	}
+	if len(ms) == n {
+		a, e := view.Span(ws.start, ws.end)
+		ms = append(ms, scanner.Match{Start: a, End: e, Kind: Kind, Score: prob})
+	}
+	return ms
+}
+
+var _ scanner.Scanner = (*Scanner)(nil)

@@ -1,0 +1,334 @@
+package injection
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+)
+
+// Model is a trained linear classifier: hashed n-gram weights (int8 with one
+// scale) plus one weight per rule family. It is read only once built and
+// safe for concurrent use.
+type Model struct {
+	spec featureSpec
+	// window is the window length in bytes the model was validated with;
+	// the default of Config.MaxWindow.
+	window int
+	// threshold is the probability cut-off chosen on cross-validated
+	// predictions; the default of Config.Threshold.
+	threshold float64
+	bias      float32
+	fam       [numFamilies]float32
+	scale     float32
+	w         []int8
+}
+
+// Threshold is the probability cut-off chosen when the model was trained.
+func (m *Model) Threshold() float64 { return m.threshold }
+
+// SetThreshold records the cut-off the model ships with.
+func (m *Model) SetThreshold(t float64) { m.threshold = t }
+
+// Window is the window length in bytes the model was trained and validated with.
+func (m *Model) Window() int { return m.window }
+
+// NumBuckets is the number of hashed weights.
+func (m *Model) NumBuckets() int { return len(m.w) }
+
+// NumWeights is the number of hashed weights that are not zero.
+func (m *Model) NumWeights() int {
+	n := 0
+	for _, x := range m.w {
+		if x != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// Model file layout, little endian:
+//
+//	magic "PWIJ", version byte
+//	bits, charMin, charMax, bigrams (bytes)
+//	window uint32, threshold, bias, scale float32
+//	number of families byte, family weights float32 each
+//	the 2^bits int8 weights, DEFLATE-compressed (most are zero or small)
+const (
+	modelMagic   = "PWIJ"
+	modelVersion = 1
+)
+
+// ErrModel is wrapped by every error reading a model file.
+var ErrModel = errors.New("injection: invalid model")
+
+// MarshalBinary encodes the model in the model.bin format.
+func (m *Model) MarshalBinary() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(modelMagic)
+	buf.WriteByte(modelVersion)
+	big := byte(0)
+	if m.spec.bigrams {
+		big = 1
+	}
+	buf.Write([]byte{m.spec.bits, m.spec.charMin, m.spec.charMax, big})
+	le := binary.LittleEndian
+	buf.Write(le.AppendUint32(nil, uint32(m.window)))
+	for _, f := range []float32{float32(m.threshold), m.bias, m.scale} {
+		buf.Write(le.AppendUint32(nil, math.Float32bits(f)))
+	}
+	buf.WriteByte(byte(numFamilies))
+	for _, f := range m.fam {
+		buf.Write(le.AppendUint32(nil, math.Float32bits(f)))
+	}
+	zw, err := flate.NewWriter(&buf, flate.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	raw := make([]byte, len(m.w))
+	for i, x := range m.w {
+		raw[i] = byte(x)
+	}
+	if _, err := zw.Write(raw); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// UnmarshalBinary decodes a model written by MarshalBinary.
+func (m *Model) UnmarshalBinary(data []byte) error {
+	const head = 4 + 1 + 4 + 4 + 3*4 + 1
+	if len(data) < head || string(data[:4]) != modelMagic {
+		return fmt.Errorf("%w: not a model file", ErrModel)
+	}
+	if data[4] != modelVersion {
+		return fmt.Errorf("%w: version %d, want %d", ErrModel, data[4], modelVersion)
+	}
+	spec := featureSpec{bits: data[5], charMin: data[6], charMax: data[7], bigrams: data[8] == 1}
+	if spec.bits < 8 || spec.bits > 24 || spec.charMin > spec.charMax || spec.charMax > 8 {
+		return fmt.Errorf("%w: bad feature spec %+v", ErrModel, spec)
+	}
+	le := binary.LittleEndian
+	p := data[9:]
+	f32 := func() float32 { v := math.Float32frombits(le.Uint32(p)); p = p[4:]; return v }
+	window := int(le.Uint32(p))
+	p = p[4:]
+	threshold, bias, scale := f32(), f32(), f32()
+	nf := int(p[0])
+	p = p[1:]
+	if nf != int(numFamilies) || len(p) < 4*nf {
+		return fmt.Errorf("%w: %d rule families, this build has %d", ErrModel, nf, numFamilies)
+	}
+	var fam [numFamilies]float32
+	for i := range fam {
+		fam[i] = f32()
+	}
+	raw := make([]byte, 1<<spec.bits)
+	zr := flate.NewReader(bytes.NewReader(p))
+	if _, err := io.ReadFull(zr, raw); err != nil {
+		return fmt.Errorf("%w: weights: %w", ErrModel, err)
+	}
+	w := make([]int8, len(raw))
+	for i, b := range raw {
+		w[i] = int8(b)
+	}
+	*m = Model{spec: spec, window: window, threshold: float64(threshold), bias: bias, fam: fam, scale: scale, w: w}
+	return nil
+}
+
+// quantize stores float weights as int8 with one shared scale. The largest
+// weight maps to 127; the rounding error is far below the weights that
+// decide a score.
+func quantize(w []float64) ([]int8, float32) {
+	maxAbs := 0.0
+	for _, x := range w {
+		maxAbs = math.Max(maxAbs, math.Abs(x))
+	}
+	q := make([]int8, len(w))
+	if maxAbs == 0 {
+		return q, 1
+	}
+	scale := maxAbs / 127
+	for i, x := range w {
+		q[i] = int8(math.Round(x / scale))
+	}
+	return q, float32(scale)
+}
+
+// scratch holds the per-call buffers of a scoring; pooled so that a Scan
+// allocates nothing on a clean text.
+type scratch struct {
+	feats  []feature
+	toks   []token
+	hits   []hit
+	blocks []block
+}
+
+// block accumulates the features of half a window.
+type block struct {
+	sum  int32  // sum of the quantised weights
+	n    int32  // number of feature occurrences
+	fams uint32 // bit set of the rule families that start here
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// windowScore is the verdict on the best window of a text.
+type windowScore struct {
+	margin     float64 // logit of the best window
+	start, end int     // the best window in bytes of the folded view
+	fams       uint32  // rule families hit inside it
+}
+
+// blockLayout returns the block length and count for a text of n bytes and
+// windows of w bytes: a text that fits is one window; a longer one is cut
+// into blocks of w/2 and every two adjacent blocks form a window, so windows
+// overlap by half and a phrase is always wholly inside one of them.
+func blockLayout(n, w int) (half, count int) {
+	if n <= w || w < 2 {
+		return n + 1, 1
+	}
+	half = w / 2
+	return half, (n + half - 1) / half
+}
+
+// blockOf returns the block index of a byte offset.
+func blockOf(pos, half, count int) int {
+	b := pos / half
+	if b >= count {
+		b = count - 1
+	}
+	return b
+}
+
+// windowOfBlocks returns the byte range of the window that starts at block k.
+func windowOfBlocks(k, half, count, n int) (int, int) {
+	if count == 1 {
+		return 0, n
+	}
+	return k * half, min((k+2)*half, n)
+}
+
+// score scores the folded text s in windows of w bytes and returns the best
+// window. sc holds the features, words and rule hits afterwards.
+func (m *Model) score(s string, window int, sc *scratch) windowScore {
+	sc.feats, sc.toks = m.spec.extract(s, sc.feats[:0], sc.toks[:0])
+	sc.hits = rules.match(s, sc.toks, sc.hits[:0])
+	half, count := blockLayout(len(s), window)
+	if cap(sc.blocks) < count {
+		sc.blocks = make([]block, count)
+	}
+	blocks := sc.blocks[:count]
+	clear(blocks)
+	// Features come in order of position, so the block index only moves
+	// forward: no division per feature.
+	w := m.w
+	k, next := 0, half
+	var sum, n int32
+	for _, f := range sc.feats {
+		for int(f.pos) >= next && k < count-1 {
+			blocks[k].sum, blocks[k].n = sum, n
+			sum, n = 0, 0
+			k++
+			next += half
+		}
+		sum += int32(w[f.bucket])
+		n++
+	}
+	blocks[k].sum, blocks[k].n = sum, n
+	for _, h := range sc.hits {
+		blocks[blockOf(int(sc.toks[h.from].start), half, count)].fams |= 1 << h.fam
+	}
+	best := windowScore{margin: math.Inf(-1)}
+	last := max(count-1, 1)
+	for k := 0; k < last; k++ {
+		sum, n, fams := blocks[k].sum, blocks[k].n, blocks[k].fams
+		if k+1 < count {
+			sum += blocks[k+1].sum
+			n += blocks[k+1].n
+			fams |= blocks[k+1].fams
+		}
+		margin := m.margin(sum, n, fams)
+		if margin > best.margin {
+			start, end := windowOfBlocks(k, half, count, len(s))
+			best = windowScore{margin: margin, start: start, end: end, fams: fams}
+		}
+	}
+	// A phrase rule hit is also judged in its own neighbourhood, so that
+	// an instruction planted in a table or a web page is not outweighed by
+	// the document around it.
+	for _, h := range sc.hits {
+		a, e, ok := hitWindow(sc.toks, h, len(s))
+		if !ok {
+			continue
+		}
+		var sum, n int32
+		for i := firstFeature(sc.feats, a); i < len(sc.feats) && int(sc.feats[i].pos) <= e; i++ {
+			sum += int32(m.w[sc.feats[i].bucket])
+			n++
+		}
+		var fams uint32
+		for _, h2 := range sc.hits {
+			if st := int(sc.toks[h2.from].start); st >= a && st < e {
+				fams |= 1 << h2.fam
+			}
+		}
+		margin := m.margin(sum, n, fams)
+		if margin > best.margin {
+			best = windowScore{margin: margin, start: a, end: e, fams: fams}
+		}
+	}
+	return best
+}
+
+// hitRadius is how many bytes around a rule hit its neighbourhood window
+// takes in on either side: about a sentence.
+const hitRadius = 128
+
+// hitWindow returns the neighbourhood window of a rule hit, and false when
+// it would be the whole text (already scored).
+func hitWindow(toks []token, h hit, n int) (int, int, bool) {
+	a := max(int(toks[h.from].start)-hitRadius, 0)
+	e := min(int(toks[h.to-1].end)+hitRadius, n)
+	return a, e, a > 0 || e < n
+}
+
+// firstFeature returns the index of the first feature ending after byte a.
+// Features are emitted in order of their end offset.
+func firstFeature(feats []feature, a int) int {
+	lo, hi := 0, len(feats)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if int(feats[mid].pos) <= a {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// margin is the logit of a window from its quantised weight sum, its
+// feature count and the rule families hit in it.
+func (m *Model) margin(sum, n int32, fams uint32) float64 {
+	margin := float64(m.bias)
+	if n > 0 {
+		margin += float64(m.scale) * float64(sum) / math.Sqrt(float64(n))
+	}
+	for f := family(0); f < numFamilies; f++ {
+		if fams&(1<<f) != 0 {
+			margin += float64(m.fam[f])
+		}
+	}
+	return margin
+}
+
+// sigmoid maps a logit to a probability.
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }

@@ -1,0 +1,263 @@
+package injection
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// family groups phrase rules that say the same thing about a text. Each
+// family is one feature of the linear model (its weight is learned, so a rule
+// family that also occurs in benign text earns little), and names the Match
+// kind and the Reason when it carries a detection.
+type family uint8
+
+// Rule families. The order is stored in the model file: append only.
+const (
+	famOverride     family = iota // "ignore all previous instructions"
+	famJailbreak                  // DAN, developer mode, "jailbroken"
+	famUnrestricted               // "without any restrictions", "uncensored"
+	famPersona                    // "from now on you are", "you are now"
+	famExtraction                 // "repeat your system prompt", "print everything above"
+	famSecret                     // "tell me the password"
+	famSecretWord                 // a bare mention of a password or credentials
+	famOutput                     // "your reply must include", "encode your answer in base64"
+	famSystemMode                 // "entering admin override mode", "I am your developer"
+	famExfiltration               // "send all the emails to"
+	famTemplate                   // chat-template tokens: "<|im_start|>system"
+	numFamilies
+)
+
+// families describes each family: the Match kind, the Reason wording and
+// the prior of its weight. Training pulls each family weight towards its
+// prior rather than towards zero and never lets it go negative, so a
+// precise rule the data set happens not to exercise (chat-template tokens)
+// still counts, while the data decide the weight of the families it has
+// many examples of. The priors are judgement, not fitted: 2 logits lets a
+// precise phrase flag a text on its own; 0.5 for weak cues only adds up.
+var families = [numFamilies]struct {
+	kind, reason string
+	prior        float64
+}{
+	famOverride:     {"INSTRUCTION_OVERRIDE", "instruction override", 2},
+	famJailbreak:    {"JAILBREAK", "jailbreak persona", 2},
+	famUnrestricted: {"RESTRICTION_REMOVAL", "request to drop restrictions", 2},
+	famPersona:      {"PERSONA_SWITCH", "persona switch", 0.5},
+	famExtraction:   {"PROMPT_EXTRACTION", "system prompt extraction", 2},
+	famSecret:       {"SECRET_REQUEST", "request for a secret", 2},
+	famSecretWord:   {"SECRET_MENTION", "mention of a secret", 0.5},
+	famOutput:       {"OUTPUT_MANIPULATION", "reply manipulation", 0.5},
+	famSystemMode:   {"PRIVILEGE_CLAIM", "privileged mode or identity claim", 2},
+	famExfiltration: {"EXFILTRATION", "data exfiltration instruction", 0.5},
+	famTemplate:     {"CHAT_TEMPLATE", "chat template tokens", 2},
+}
+
+// ruleSource lists the phrase rules, matched on the words of the folded view
+// (lowercase, leetspeak and spacing folded, punctuation dropped). Syntax, one
+// slot per space-separated item:
+//
+//	a|b|c   one word out of several; a trailing ~ makes a word a prefix
+//	slot?   the slot may be absent
+//	*N      up to N arbitrary words
+//
+// The first slot must be a plain word list: it is the trigger looked up for
+// every word of the text.
+var ruleSource = []struct {
+	fam family
+	pat string
+}{
+	{famOverride, "ignore|disregard|forget|skip|override|bypass|neglect|overlook|omit|ignoring|disregarding|forgetting *4 instruction~|rule~|guideline~|direction~|prompt~|command~|constraint~|programming|directive~|guidance|context|order~"},
+	{famOverride, "ignore|disregard|forget|ignoring|disregarding all|everything|any? of? the|your|that|what? previous|prior|above|preceding|foregoing|earlier|before|said"},
+	{famOverride, "ignora|ignore|ignorez|ignorer|ignoriere|ignorieren|ignorar|ignoren|olvida|olvide|vergiss|oublie|oubliez|dimentica|dimenticate|negeer|vergeet *4 instrucciones|instruções|instrucoes|instructions|anweisungen|instruktionen|istruzioni|instructies|indicaciones|reglas|regeln|règles|regole|consignes|orientações|orientacoes"},
+	{famOverride, "forget everything|all *3 you|i was|were|have|said|told|know~|learn~"},
+	{famOverride, "do|don|dont not? t? follow|obey|heed *3 instruction~|rule~|guideline~|directive~|prompt~"},
+	{famOverride, "new|updated|revised|real|actual|additional|secret|hidden|important instruction~|directive~|task"},
+	{famOverride, "stop|cease *2 following|obeying *3 instruction~|rule~|guideline~"},
+	{famJailbreak, "dan|stan|dude|aim|mongo|evil|anti|chaos|developer|dev|god|jailbreak|jailbroken|unrestricted|unfiltered|unlocked|opposite mode"},
+	{famJailbreak, "do anything now"},
+	{famJailbreak, "jailbreak|jailbreaks|jailbroken|jailbreaking"},
+	{famJailbreak, "you|act are|as dan|stan|dude"},
+	{famJailbreak, "as dan|stan|dude|aim|chatgpt|gpt"},
+	{famJailbreak, "stay|remain|staying|break|breaking in|out? of? character"},
+	{famJailbreak, "classic|normal|standard|filtered|locked *2 and|response~ *3 jailbreak~|developer|dan|unfiltered|unlocked"},
+	{famJailbreak, "two|2|both responses|answers|paragraphs|ways|outputs"},
+	{famUnrestricted, "no|without|free|not|any|zero of|from|bound|any? by? any|all? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
+	{famUnrestricted, "uncensored|amoral|unethical|unfiltered|unrestricted|unbounded|immoral|unhinged|unlimited"},
+	{famUnrestricted, "ignore|ignores|ignoring|bypass|bypasses|violate|violates|break|breaks|circumvent|disregard|disregards|against *3 openai|openais|content|usage|safety|ethical|ethics|moral polic~|filter~|guideline~|rule~|restriction~|safeguard~|principles"},
+	{famUnrestricted, "doesn|dont|don|does|do not? t? care|abide|adhere|comply|follow *4 ethic~|moral~|legal~|polic~|law~|rule~|guideline~|restriction~"},
+	{famUnrestricted, "not|never refuse|decline|deny *3 request~|question~|anything|prompt~"},
+	{famUnrestricted, "cannot|can|can't|never|will|won refuse|reject"},
+	{famPersona, "from now on *3 you|your"},
+	{famPersona, "you are now|no longer"},
+	{famPersona, "you|ur will|are be? now? going to act|pretend|roleplay|simulate|play|become"},
+	{famPersona, "pretend|imagine|roleplay|simulate you|yourself are|re|to|as? be|an|a? ai|chatbot|assistant|model|language"},
+	{famPersona, "hypothetical|hypothetically|fictional|imaginary|alternate|simulated ai|model|language|chatbot|assistant|world|universe|scenario|story"},
+	{famExtraction, "repeat|print|reveal|show|output|display|tell|give|share|leak|disclose|list|recite|dump|expose|provide|echo|copy|what|whats|spell *3 system|initial|original|hidden|secret|developer|internal|confidential|preceding|starting|pre prompt~|instruction~|message~|directive~|configuration|guideline~|rule~"},
+	{famExtraction, "repeat|print|output|write|copy|echo|recite|display|show everything|all|the *2 above|before|prior|preceding|so"},
+	{famExtraction, "system prompt~|message|instruction~"},
+	{famExtraction, "what|how *2 were|are|is you|your told|instructed|programmed|configured|prompted|initial|original|system"},
+	{famSecret, "password|passwords|passcode|passcodes|passphrase|passkey|pin|credential|credentials|secret|secrets|api|access|private *2 key~|token~|code|word|phrase"},
+	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|credentials|contraseña|contrasena|passwort|kennwort|senha|wachtwoord|haslo|hasło|пароль|密码|密碼|パスワード|비밀번호|암호"},
+	{famSecretWord, "mot|mots de passe"},
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 password~|passcode~|passphrase~|secret|credential~|pin|key"},
+	{famOutput, "your|the reply|response|answer|output|summary|responses|replies|answers *2 must|should|needs|has|shall|will|to|has *2 include|contain|begin|start|end|mention|be|incorporate|feature|have"},
+	{famOutput, "add|include|insert|append|prepend|incorporate|embed|inject|integrate|blend|render|attach|merge|weave|introduce *6 in|into|to|within|inside|throughout|at|as your|the beginning|end|part|reply|response|answer|output|code|replies|responses|answers|solution|codebase"},
+	{famOutput, "in|into|within|throughout|at your reply|response|answer|output|replies|responses|answers"},
+	{famOutput, "encode|write|express|translate|convert|reverse|spell|format|present|provide|give|deliver|rewrite|replace|substitute|swap|transform|change|modify|use *4 your|the|entire|whole reply|response|answer|output|replies|responses|answers"},
+	{famOutput, "answer|respond|reply|write|output|encode|express *4 in|using|with|as|into base64|base|hex|hexadecimal|binary|morse|emoji~|emojis|reverse|reversed|rot13|leetspeak|leet|caesar|cipher|anagram~|backwards|homophone~|pig"},
+	{famOutput, "base64|rot13|morse|leetspeak|anagram|anagrams|homophone|homophones|homophonic|cipher|emojis"},
+	{famOutput, "modify|alter|change|adjust|tweak|update your|the response|answer|reply|output|code"},
+	{famSystemMode, "system|admin|administrator|administrative|developer|debug|debugging|maintenance|god|root|sudo|override|emergency|enforcement|superuser|privileged|diagnostic|unrestricted|master|test|testing|training|unlocked mode"},
+	{famSystemMode, "entering|enter|enable|enabled|activate|activated|activating|switch|switching|engage|engaged|now|initiate|initiating *3 mode|protocol|override"},
+	{famSystemMode, "override|overriding|admin|sudo|emergency code|mode|protocol|command|access|authorization|clearance|key"},
+	{famSystemMode, "i am|m|im your|the|an|a? developer|developers|administrator|admin|creator|owner|programmer|operator|sysadmin|engineer|maker|supervisor"},
+	{famSystemMode, "this is your|the developer|developers|administrator|admin|creator|owner|operator|system"},
+	{famSystemMode, "authorized|authorised|authorization|clearance|privileged|elevated|override *2 access|user|personnel|level|code|request"},
+	{famExfiltration, "send|forward|email|post|upload|transmit|exfiltrate|mail|submit|share|leak|copy *6 to|at http|https|www|com|email|address"},
+	{famExfiltration, "send|forward|email|upload|transmit|exfiltrate|leak *4 all|every|the|their|user|users|employee|employees *3 email~|data|file~|contact~|credential~|password~|information|detail~|record~|message~|cookie~|histor~|key~|token~"},
+	{famExfiltration, "requests|curl|wget|urllib|fetch post|get|urlopen"},
+	{famExfiltration, "os environ|system|popen|remove|walk|listdir"},
+	{famExfiltration, "subprocess|keylogger|pynput|keyboard|mouse|socket|smtplib|yagmail|paramiko|ctypes|win32api|psutil|scapy|pyautogui|pyperclip|cryptography|fernet"},
+	{famTemplate, "im start|end system|assistant|user"},
+	{famTemplate, "system|sys|inst|endoftext|instruction|instructions inst|sys|endoftext"},
+}
+
+// slot is one position of a rule pattern.
+type slot struct {
+	words    []string
+	prefix   []bool
+	optional bool
+	gap      int // > 0: matches up to gap arbitrary words
+}
+
+// rule is a compiled pattern.
+type rule struct {
+	fam   family
+	slots []slot
+}
+
+// ruleSet holds the compiled rules and their trigger index.
+type ruleSet struct {
+	rules []rule
+	// filter is a cheap first test of a word hash: most words are no trigger.
+	filter [1 << 12]bool
+	// trigger maps a first-slot word hash to the rules it starts.
+	trigger map[uint64][]uint16
+}
+
+// rules is compiled from ruleSource on first use.
+var rules = mustCompileRules()
+
+func mustCompileRules() *ruleSet {
+	rs, err := compileRules()
+	if err != nil {
+		panic(err)
+	}
+	return rs
+}
+
+func compileRules() (*ruleSet, error) {
+	rs := &ruleSet{trigger: make(map[uint64][]uint16)}
+	for i, src := range ruleSource {
+		r := rule{fam: src.fam}
+		for _, item := range strings.Fields(src.pat) {
+			var sl slot
+			if strings.HasPrefix(item, "*") {
+				n, err := strconv.Atoi(item[1:])
+				if err != nil || n <= 0 {
+					return nil, fmt.Errorf("injection: rule %d: bad gap %q", i, item)
+				}
+				sl.gap = n
+				r.slots = append(r.slots, sl)
+				continue
+			}
+			if strings.HasSuffix(item, "?") {
+				sl.optional = true
+				item = strings.TrimSuffix(item, "?")
+			}
+			for _, w := range strings.Split(item, "|") {
+				p := strings.HasSuffix(w, "~")
+				sl.words = append(sl.words, strings.TrimSuffix(w, "~"))
+				sl.prefix = append(sl.prefix, p)
+			}
+			r.slots = append(r.slots, sl)
+		}
+		first := r.slots[0]
+		if first.gap > 0 || first.optional || len(r.slots) < 1 {
+			return nil, fmt.Errorf("injection: rule %d: the first slot must be a word list", i)
+		}
+		for k, w := range first.words {
+			if first.prefix[k] {
+				return nil, fmt.Errorf("injection: rule %d: the first slot cannot hold a prefix", i)
+			}
+			h := fnv64(w)
+			rs.filter[h&(1<<12-1)] = true
+			rs.trigger[h] = append(rs.trigger[h], uint16(len(rs.rules)))
+		}
+		rs.rules = append(rs.rules, r)
+	}
+	return rs, nil
+}
+
+// hit is one rule match, in token indexes [from, to).
+type hit struct {
+	fam      family
+	from, to int
+}
+
+// match appends the rule matches among toks (words of s) to hits. A rule
+// that matches at several overlapping places is reported once per start.
+func (rs *ruleSet) match(s string, toks []token, hits []hit) []hit {
+	for i := range toks {
+		h := toks[i].hash
+		if !rs.filter[h&(1<<12-1)] {
+			continue
+		}
+		for _, ri := range rs.trigger[h] {
+			r := &rs.rules[ri]
+			if end := r.matchAt(s, toks, 1, i+1); end >= 0 {
+				hits = append(hits, hit{fam: r.fam, from: i, to: end})
+			}
+		}
+	}
+	return hits
+}
+
+// matchAt matches r.slots[si:] at toks[ti:] and returns the end token index,
+// or -1. Patterns are short, so plain backtracking is cheap.
+func (r *rule) matchAt(s string, toks []token, si, ti int) int {
+	if si == len(r.slots) {
+		return ti
+	}
+	sl := &r.slots[si]
+	if sl.gap > 0 {
+		for g := 0; g <= sl.gap && ti+g <= len(toks); g++ {
+			if end := r.matchAt(s, toks, si+1, ti+g); end >= 0 {
+				return end
+			}
+		}
+		return -1
+	}
+	if ti < len(toks) && sl.accepts(s[toks[ti].start:toks[ti].end]) {
+		if end := r.matchAt(s, toks, si+1, ti+1); end >= 0 {
+			return end
+		}
+	}
+	if sl.optional {
+		return r.matchAt(s, toks, si+1, ti)
+	}
+	return -1
+}
+
+func (sl *slot) accepts(w string) bool {
+	for k, x := range sl.words {
+		if sl.prefix[k] {
+			if strings.HasPrefix(w, x) {
+				return true
+			}
+		} else if w == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,479 @@
+package injection
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/promptwall/promptwall/scanner"
+)
+
+// This file is the training procedure of the shipped model. It lives in the
+// package, not in the training program, so that the package's tests can
+// rerun the cross-validation and report honest figures with exactly the
+// features and scoring the scanner uses.
+
+// Example is one labelled text.
+type Example struct {
+	Text string `json:"text"`
+	// Label is 1 for an injection or jailbreak, 0 for a benign text.
+	Label int `json:"label"`
+	// Category is the data set's slash path; its first segments name the
+	// family the figures are reported by and the folds are stratified on.
+	Category string `json:"category"`
+}
+
+// TrainOptions tunes Fit. The zero value means the defaults below.
+type TrainOptions struct {
+	// Window is the scoring window in bytes. Default 1024.
+	Window int
+	// Lambda is the L2 penalty. Default 2e-5.
+	Lambda float64
+	// Epochs of stochastic gradient descent. Default 12.
+	Epochs int
+	// Eta0 is the initial learning rate. Default 0.5.
+	Eta0 float64
+	// Seed makes the example order reproducible. Default 1.
+	Seed uint64
+	// Exclude leaves examples out of training (they are still scored by
+	// CrossValidate). Default: none.
+	Exclude func(Example) bool
+
+	spec featureSpec
+}
+
+func (o TrainOptions) withDefaults() TrainOptions {
+	if o.Window <= 0 {
+		o.Window = 1024
+	}
+	if o.Lambda <= 0 {
+		o.Lambda = 2e-5
+	}
+	if o.Epochs <= 0 {
+		o.Epochs = 12
+	}
+	if o.Eta0 <= 0 {
+		o.Eta0 = 0.5
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.spec.bits == 0 {
+		o.spec = defaultSpec
+	}
+	return o
+}
+
+// sparse is one training vector: hashed buckets (value tf/sqrt(n)) and the
+// set of rule families hit (value 1).
+type sparse struct {
+	idx  []uint32
+	val  []float32
+	fams uint32
+}
+
+// prepared holds the training vectors of one example: its windows as the
+// scanner cuts them.
+type prepared struct {
+	windows []sparse
+	label   int
+}
+
+// prepare featurizes an example the way Model.score does: the folded view,
+// the same windows, the same rule hits.
+func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
+	s := scanner.NewText(ex.Text).Folded().S
+	sc.feats, sc.toks = o.spec.extract(s, sc.feats[:0], sc.toks[:0])
+	sc.hits = rules.match(s, sc.toks, sc.hits[:0])
+	half, count := blockLayout(len(s), o.Window)
+	p := prepared{label: ex.Label}
+	last := max(count-1, 1)
+	for k := 0; k < last; k++ {
+		in := func(pos int) bool {
+			b := blockOf(pos, half, count)
+			return b == k || b == k+1
+		}
+		counts := map[uint32]float32{}
+		n := 0
+		for _, f := range sc.feats {
+			if in(int(f.pos)) {
+				counts[f.bucket]++
+				n++
+			}
+		}
+		var fams uint32
+		for _, h := range sc.hits {
+			if in(int(sc.toks[h.from].start)) {
+				fams |= 1 << h.fam
+			}
+		}
+		var v sparse
+		norm := float32(1 / math.Sqrt(math.Max(float64(n), 1)))
+		for b, c := range counts {
+			v.idx = append(v.idx, b)
+			v.val = append(v.val, c*norm)
+		}
+		v.fams = fams
+		p.windows = append(p.windows, v)
+	}
+	for _, h := range sc.hits {
+		a, e, ok := hitWindow(sc.toks, h, len(s))
+		if !ok {
+			continue
+		}
+		counts := map[uint32]float32{}
+		n := 0
+		for i := firstFeature(sc.feats, a); i < len(sc.feats) && int(sc.feats[i].pos) <= e; i++ {
+			counts[sc.feats[i].bucket]++
+			n++
+		}
+		var v sparse
+		for _, h2 := range sc.hits {
+			if st := int(sc.toks[h2.from].start); st >= a && st < e {
+				v.fams |= 1 << h2.fam
+			}
+		}
+		norm := float32(1 / math.Sqrt(math.Max(float64(n), 1)))
+		for b, c := range counts {
+			v.idx = append(v.idx, b)
+			v.val = append(v.val, c*norm)
+		}
+		p.windows = append(p.windows, v)
+	}
+	return p
+}
+
+// famLambda is the pull of a family weight towards its prior (see
+// families), much stronger than Lambda: a family seen in one or two texts
+// moves by a fraction of a logit, one seen in dozens by several.
+const famLambda = 1e-3
+
+// fit trains the weights on the prepared examples at idx.
+func fit(data []prepared, idx []int, o TrainOptions) *Model {
+	v := make([]float64, 1<<o.spec.bits)
+	var fw [numFamilies]float64
+	for f := range fw {
+		fw[f] = families[f].prior
+	}
+	scale := 1.0
+	bias := 0.0
+	type item struct {
+		ex, win int
+	}
+	var items []item
+	var nPos, nNeg float64
+	for _, i := range idx {
+		for k := range data[i].windows {
+			items = append(items, item{i, k})
+			if data[i].label == 1 {
+				nPos++
+			} else {
+				nNeg++
+			}
+		}
+	}
+	if nPos == 0 || nNeg == 0 {
+		return nil
+	}
+	total := nPos + nNeg
+	wPos, wNeg := total/(2*nPos), total/(2*nNeg)
+	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
+	dot := func(x sparse) float64 {
+		s := 0.0
+		for j, b := range x.idx {
+			s += v[b] * float64(x.val[j])
+		}
+		s = s*scale + bias
+		for f := range fw {
+			if x.fams&(1<<f) != 0 {
+				s += fw[f]
+			}
+		}
+		return s
+	}
+	t := 0.0
+	for epoch := 0; epoch < o.Epochs; epoch++ {
+		rng.Shuffle(len(items), func(a, b int) { items[a], items[b] = items[b], items[a] })
+		for _, it := range items {
+			x := data[it.ex].windows[it.win]
+			y, cw := -1.0, wNeg
+			if data[it.ex].label == 1 {
+				y, cw = 1, wPos
+			}
+			eta := o.Eta0 / (1 + o.Lambda*o.Eta0*t)
+			t++
+			m := dot(x)
+			g := -y * cw * sigmoid(-y*m)
+			scale *= 1 - eta*o.Lambda
+			if scale < 1e-9 {
+				for j := range v {
+					v[j] *= scale
+				}
+				scale = 1
+			}
+			step := eta * g / scale
+			for j, b := range x.idx {
+				v[b] -= step * float64(x.val[j])
+			}
+			bias -= eta * g * 0.1
+			for f := range fw {
+				d := famLambda * (fw[f] - families[f].prior)
+				if x.fams&(1<<f) != 0 {
+					d += g
+				}
+				fw[f] = max(fw[f]-eta*d, 0)
+			}
+		}
+	}
+	bits := o.spec.bits
+	w := make([]float64, 1<<bits)
+	for j := range w {
+		w[j] = v[j] * scale
+	}
+	q, qs := quantize(w)
+	m := &Model{spec: o.spec, window: o.Window, threshold: 0.5, bias: float32(bias), scale: qs, w: q}
+	for f := range m.fam {
+		m.fam[f] = float32(fw[f])
+	}
+	return m
+}
+
+// Fit trains a model on all examples that are not excluded.
+func Fit(examples []Example, o TrainOptions) *Model {
+	o = o.withDefaults()
+	data, idx := prepareAll(examples, o)
+	return fit(data, idx, o)
+}
+
+func prepareAll(examples []Example, o TrainOptions) ([]prepared, []int) {
+	sc := new(scratch)
+	data := make([]prepared, len(examples))
+	var idx []int
+	for i, ex := range examples {
+		if o.Exclude != nil && o.Exclude(ex) {
+			continue
+		}
+		data[i] = prepare(ex, o, sc)
+		idx = append(idx, i)
+	}
+	return data, idx
+}
+
+// CrossValidate runs k-fold cross-validation of Fit and returns every
+// example's out-of-fold probability, computed by a Scanner with the fold's
+// model (default config: decoded payloads screened, the model's window).
+// Folds are stratified on Family and label and grouped so that
+// near-duplicate texts and the variants of one BIPIA attack never straddle
+// a training and a test fold (see Groups). Excluded examples are never
+// trained on but are scored by the model of the fold they fall in.
+func CrossValidate(examples []Example, k int, o TrainOptions) []float64 {
+	o = o.withDefaults()
+	data, _ := prepareAll(examples, o)
+	fold := Folds(examples, k)
+	probs := make([]float64, len(examples))
+	for f := 0; f < k; f++ {
+		var train []int
+		for i, ex := range examples {
+			if fold[i] != f && (o.Exclude == nil || !o.Exclude(ex)) {
+				train = append(train, i)
+			}
+		}
+		m := fit(data, train, o)
+		s, err := NewWithModel(Config{}, m)
+		if err != nil {
+			panic(err) // a model fresh from fit always validates
+		}
+		for i, ex := range examples {
+			if fold[i] != f {
+				continue
+			}
+			fd, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(ex.Text), Direction: scanner.Input, Role: scanner.RoleUser})
+			if err != nil {
+				panic(err) // Scan fails only on a cancelled context
+			}
+			probs[i] = fd.Score
+		}
+	}
+	return probs
+}
+
+// Family is the reporting family of a data set category: the category path
+// cut to the level at which its rows share a label and a kind (for example
+// "purplellama/direct/security-violating", "bipia/text/targeted",
+// "bipia/benign/email-context").
+func Family(category string) string {
+	p := strings.Split(category, "/")
+	switch {
+	case p[0] == "purplellama" && len(p) >= 4:
+		return p[0] + "/" + p[1] + "/" + p[len(p)-1]
+	case p[0] == "bipia" && len(p) >= 3 && p[1] != "code":
+		return strings.Join(p[:3], "/")
+	case p[0] == "bipia" && len(p) >= 2:
+		return p[0] + "/" + p[1]
+	}
+	return category
+}
+
+// LogicViolating reports whether an example is one of PurpleLlama's
+// logic-violating inputs, which break a rule of an application's system
+// prompt the scanner never sees ("don't discuss music"); they are reported
+// apart and left out of training (see the training program).
+func LogicViolating(ex Example) bool {
+	return strings.HasPrefix(ex.Category, "purplellama/") && strings.HasSuffix(ex.Category, "/logic-violating")
+}
+
+// Groups assigns every example a group id such that texts in one group must
+// share a fold: near-duplicates (word-trigram Jaccard similarity above 0.4,
+// estimated with MinHash; the templates of PurpleLlama's indirect attacks and
+// BIPIA's emails are reused with small changes) and the variants of one
+// BIPIA attack (same leaf category, "bipia/code/Keylogging").
+func Groups(examples []Example) []int {
+	parent := make([]int, len(examples))
+	for i := range parent {
+		parent[i] = i
+	}
+	find := func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	union := func(a, b int) { parent[find(a)] = find(b) }
+
+	const perms = 64
+	sigs := make([][perms]uint64, len(examples))
+	empty := make([]bool, len(examples))
+	leaf := map[string]int{}
+	for i, ex := range examples {
+		if strings.HasPrefix(ex.Category, "bipia/") && !strings.HasPrefix(ex.Category, "bipia/benign/") {
+			if j, ok := leaf[ex.Category]; ok {
+				union(i, j)
+			} else {
+				leaf[ex.Category] = i
+			}
+		}
+		words := strings.FieldsFunc(strings.ToLower(ex.Text), func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 0x7f)
+		})
+		for p := range sigs[i] {
+			sigs[i][p] = math.MaxUint64
+		}
+		empty[i] = len(words) < 3
+		for w := 0; w+2 < len(words); w++ {
+			h := fnv64(words[w] + " " + words[w+1] + " " + words[w+2])
+			for p := range sigs[i] {
+				x := h ^ uint64(p)*0x9E3779B97F4A7C15
+				x ^= x >> 31
+				x *= 0xbf58476d1ce4e5b9
+				x ^= x >> 29
+				if x < sigs[i][p] {
+					sigs[i][p] = x
+				}
+			}
+		}
+	}
+	for i := range examples {
+		if empty[i] {
+			continue
+		}
+		for j := i + 1; j < len(examples); j++ {
+			if empty[j] {
+				continue
+			}
+			same := 0
+			for p := 0; p < perms; p++ {
+				if sigs[i][p] == sigs[j][p] {
+					same++
+				}
+			}
+			if float64(same)/perms > 0.4 {
+				union(i, j)
+			}
+		}
+	}
+	g := make([]int, len(examples))
+	for i := range g {
+		g[i] = find(i)
+	}
+	return g
+}
+
+// Folds assigns every example one of k folds, grouped (Groups) and
+// stratified on Family and label: groups are placed largest first, each in
+// the fold that holds the fewest examples of its stratum so far.
+func Folds(examples []Example, k int) []int {
+	groups := Groups(examples)
+	members := map[int][]int{}
+	for i, g := range groups {
+		members[g] = append(members[g], i)
+	}
+	ids := make([]int, 0, len(members))
+	for g := range members {
+		ids = append(ids, g)
+	}
+	slices.SortFunc(ids, func(a, b int) int {
+		if c := cmp.Compare(len(members[b]), len(members[a])); c != 0 {
+			return c
+		}
+		return cmp.Compare(members[a][0], members[b][0])
+	})
+	stratum := func(i int) string { return Family(examples[i].Category) + "|" + string(rune('0'+examples[i].Label)) }
+	perFold := make([]map[string]int, k)
+	size := make([]int, k)
+	for f := range perFold {
+		perFold[f] = map[string]int{}
+	}
+	fold := make([]int, len(examples))
+	for _, g := range ids {
+		st := stratum(members[g][0])
+		best := 0
+		for f := 1; f < k; f++ {
+			if perFold[f][st] < perFold[best][st] || perFold[f][st] == perFold[best][st] && size[f] < size[best] {
+				best = f
+			}
+		}
+		for _, i := range members[g] {
+			fold[i] = best
+			perFold[best][stratum(i)]++
+		}
+		size[best] += len(members[g])
+	}
+	return fold
+}
+
+// ChooseThreshold returns the probability cut-off with the highest recall
+// on the positives whose FPR on the negatives is at most maxFPR, placed
+// halfway between the last negative it lets through and the next score, so
+// it does not sit on a data point. Only examples with use[i] count.
+func ChooseThreshold(probs []float64, labels []int, use []bool, maxFPR float64) float64 {
+	var neg, pos []float64
+	for i, p := range probs {
+		if !use[i] {
+			continue
+		}
+		if labels[i] == 1 {
+			pos = append(pos, p)
+		} else {
+			neg = append(neg, p)
+		}
+	}
+	slices.Sort(neg)
+	// Allow at most floor(maxFPR*len(neg)) negatives at or above the cut.
+	allowed := int(maxFPR * float64(len(neg)))
+	if allowed >= len(neg) {
+		return 0
+	}
+	// The cut must be above neg[len-1-allowed].
+	lo := neg[len(neg)-1-allowed]
+	hi := 1.0
+	for _, p := range append(neg, pos...) {
+		if p > lo && p < hi {
+			hi = p
+		}
+	}
+	return (lo + hi) / 2
+}

@@ -1,0 +1,141 @@
+package scanner
+
+// Leetspeak folding for the Folded view.
+//
+// Digits and symbols stand for letters only inside words, so the rules look
+// at the token around a candidate: a token is a maximal run of ASCII
+// letters, digits and leetspeak symbols; a group is a maximal run of
+// non-letters inside it. A group is folded when every character in it has a
+// letter reading and it is at most maxLeetGroup long, and
+//
+//   - it sits between two letters ("h4ck", "l33t", "pa$$word"), or
+//   - it is one digit, '@' or '$' starting a token that goes on with a letter
+//     and holds at least three letters ("1gnore", "0bey", "@dmin"), or
+//   - it is one digit, '@' or '$' ending a token in which another group
+//     was already folded ("h4ck3", "1gn0r3"): the token is evidently
+//     leetspeak.
+//
+// So "version 3.5", phone numbers, "mp3", "python3", "10am", "5th" and
+// "sha256" are left alone (no letters around, a digit ending a word that
+// shows no other leetspeak, a digit starting a word too short to be one, a
+// group with digits that have no letter reading), and '!', '|' and '(' are
+// read as letters only between letters, never as punctuation at a word's
+// edge ("hello!", "(see").
+
+// maxLeetGroup bounds a folded group: "ab1000cd" is an identifier.
+const maxLeetGroup = 3
+
+// leetOf returns the letter c stands for, or 0.
+func leetOf(c byte) byte {
+	switch c {
+	case '0':
+		return 'o'
+	case '1':
+		return 'i'
+	case '3':
+		return 'e'
+	case '4':
+		return 'a'
+	case '5':
+		return 's'
+	case '7':
+		return 't'
+	case '8':
+		return 'b'
+	case '9':
+		return 'g'
+	case '@':
+		return 'a'
+	case '$':
+		return 's'
+	case '!':
+		return 'i'
+	case '|':
+		return 'l'
+	case '(':
+		return 'c'
+	}
+	return 0
+}
+
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+
+// leetTokenByte reports whether c can be part of a token: a lower-case
+// letter (the view is already lower-cased), a digit or a leet symbol.
+func leetTokenByte(c byte) bool {
+	return isLower(c) || ('0' <= c && c <= '9') || leetOf(c) != 0
+}
+
+// edgeFoldable is what may be folded at a token's edge: digits, '@', '$'.
+func edgeFoldable(c byte) bool { return ('0' <= c && c <= '9') || c == '@' || c == '$' }
+
+// foldLeet rewrites b in place; every replacement is one ASCII byte for one,
+// so the origin map stays valid.
+func foldLeet(b []byte) {
+	for i := 0; i < len(b); {
+		if !leetTokenByte(b[i]) {
+			i++
+			continue
+		}
+		j := i
+		letters := 0
+		hasLeet := false
+		for j < len(b) && leetTokenByte(b[j]) {
+			if isLower(b[j]) {
+				letters++
+			} else {
+				hasLeet = true
+			}
+			j++
+		}
+		if hasLeet && letters > 0 {
+			foldToken(b[i:j], letters)
+		}
+		i = j
+	}
+}
+
+func foldToken(t []byte, letters int) {
+	folded := false
+	var endGroup [2]int // start and end of a trailing group, if any
+	for i := 0; i < len(t); {
+		if isLower(t[i]) {
+			i++
+			continue
+		}
+		j := i
+		mappable := true
+		for j < len(t) && !isLower(t[j]) {
+			if leetOf(t[j]) == 0 {
+				mappable = false
+			}
+			j++
+		}
+		n := j - i
+		switch {
+		case !mappable || n > maxLeetGroup:
+		case i > 0 && j < len(t):
+			foldGroup(t[i:j])
+			folded = true
+		case i == 0 && j < len(t):
+			if n == 1 && edgeFoldable(t[0]) && letters >= 3 {
+				foldGroup(t[i:j])
+				folded = true
+			}
+		case i > 0 && j == len(t):
+			if n == 1 && edgeFoldable(t[i]) {
+				endGroup = [2]int{i, j}
+			}
+		}
+		i = j
+	}
+	if folded && endGroup[1] > 0 {
+		foldGroup(t[endGroup[0]:endGroup[1]])
+	}
+}
+
+func foldGroup(g []byte) {
+	for k, c := range g {
+		g[k] = leetOf(c)
+	}
+}

@@ -1,0 +1,67 @@
+package scanner
+
+import "testing"
+
+func TestTextFolded(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		want  string
+		finds []string
+	}{
+		{name: "lowercase", in: "IGNORE Previous", want: "ignore previous", finds: []string{"ignore", "previous"}},
+		{name: "unicode lowercase", in: "ÉCOLE", want: "école", finds: []string{"école"}},
+		{name: "from canonical", in: "Ｉｇｎоrе all", want: "ignore all", finds: []string{"ignore all"}},
+		{name: "whitespace runs", in: "ignore \t\n  all\r\nprevious", want: "ignore all previous", finds: []string{"ignore all previous"}},
+
+		// Leetspeak inside words.
+		{name: "leet inside", in: "h4ck the pl4net", want: "hack the planet", finds: []string{"hack", "planet"}},
+		{name: "leet double", in: "l33t pa$$word", want: "leet password", finds: []string{"leet", "password"}},
+		{name: "leet symbols inside", in: "d!s(|aim", want: "disclaim", finds: []string{"disclaim"}},
+		{name: "leet word start", in: "1gnore 0bey @dmin $ecret", want: "ignore obey admin secret", finds: []string{"ignore", "obey", "admin", "secret"}},
+		{name: "leet word end once marked", in: "1gn0r3 h4ck3", want: "ignore hacke", finds: []string{"ignore"}},
+		{name: "leet mixed", in: "d1sr3g4rd 4ll pr3v10us", want: "disregard 4ll previous", finds: []string{"disregard", "previous"}},
+
+		// Leetspeak left alone.
+		{name: "version", in: "version 3.5", want: "version 3.5"},
+		{name: "phone", in: "call +1 (555) 123-4567 now", want: "call +1 (555) 123-4567 now"},
+		{name: "digits ending words", in: "mp3 python3 gpt4", want: "mp3 python3 gpt4"},
+		{name: "digits starting short words", in: "10am 5th 3rd", want: "10am 5th 3rd"},
+		{name: "digit without letter reading", in: "sha256 abc123def", want: "sha256 abc123def"},
+		{name: "long digit group", in: "ab1000cd", want: "ab1000cd"},
+		{name: "punctuation at edges", in: "hello! (see) a|b", want: "hello! (see) alb"},
+		{name: "pi", in: "3.14159", want: "3.14159"},
+		{name: "money", in: "costs $5 or US$7", want: "costs $5 or us$7"},
+
+		// Letter-by-letter spacing.
+		{name: "spaced", in: "i g n o r e  a l l previous", want: "ignore all previous", finds: []string{"ignore all", "previous"}},
+		{name: "dotted", in: "I.G.N.O.R.E this", want: "ignore this", finds: []string{"ignore"}},
+		{name: "dashed and underscored", in: "s-e-c-r-e-t p_a_s_s", want: "secret pass", finds: []string{"secret", "pass"}},
+		{name: "spaced leet", in: "1 g n 0 r 3 it", want: "ignore it", finds: []string{"ignore"}},
+		{name: "three letters stay", in: "a b c", want: "a b c"},
+		{name: "sentence with single letters", in: "I am a cat", want: "i am a cat"},
+		{name: "digits only", in: "1 3 5 7 9", want: "1 3 5 7 9"},
+		{name: "initials", in: "J. R. R. Tolkien", want: "j. r. r. tolkien"},
+		{name: "wide gap then one letter", in: "a b c d  e fine", want: "abcd e fine"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := NewText(tt.in)
+			v := x.Folded()
+			if v.S != tt.want {
+				t.Errorf("Folded = %q, want %q", v.S, tt.want)
+			}
+			checkOrigin(t, tt.in, v)
+			checkFinds(t, tt.in, foldedOf, tt.finds)
+		})
+	}
+}
+
+func TestLeetOf(t *testing.T) {
+	for c, want := range map[byte]byte{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '8': 'b', '9': 'g',
+		'@': 'a', '$': 's', '!': 'i', '|': 'l', '(': 'c', '2': 0, '6': 0, 'a': 0, ' ': 0} {
+		if got := leetOf(c); got != want {
+			t.Errorf("leetOf(%q) = %q, want %q", c, got, want)
+		}
+	}
+}

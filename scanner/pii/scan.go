@@ -1,0 +1,231 @@
+package pii
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// Byte classes for the single pass. A lookup table keeps the hot loop to
+// one load and a mask per byte on clean text.
+const (
+	cDigit = 1 << iota
+	cUpper
+	cLower
+	cHex
+	cLocal  // allowed in an e-mail local part besides letters and digits
+	cDomain // allowed in a host name besides letters and digits
+)
+
+const cAlpha = cUpper | cLower
+const cAlnum = cAlpha | cDigit
+
+var class = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] |= cDigit | cHex
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] |= cUpper
+		t[c+'a'-'A'] |= cLower
+	}
+	for _, c := range "abcdefABCDEF" {
+		t[c] |= cHex
+	}
+	for _, c := range "._%+-'" {
+		t[c] |= cLocal
+	}
+	t['-'] |= cDomain
+	return t
+}()
+
+func isDigit(c byte) bool { return class[c]&cDigit != 0 }
+func isAlnum(c byte) bool { return class[c]&cAlnum != 0 }
+func isUpper(c byte) bool { return class[c]&cUpper != 0 }
+func isAlpha(c byte) bool { return class[c]&cAlpha != 0 }
+
+// pass is the state of one scan of one text.
+type pass struct {
+	sc  *Scanner
+	s   string
+	out []found
+}
+
+func (p *pass) add(start, end int, k kind, score float64) {
+	p.out = append(p.out, found{start: start, end: end, kind: k, score: score})
+}
+
+// run walks the text once. Each handler is entered on a cheap trigger (a
+// digit, a letter, '@', "::") and returns where scanning resumes, so no byte
+// is examined by more than a handful of handlers.
+func (p *pass) run() {
+	s := p.s
+	n := len(s)
+	for i := 0; i < n; {
+		c := s[i]
+		switch cl := class[c]; {
+		case cl&cDigit != 0:
+			if i > 0 && gluedNumber(s, i) {
+				i = skipToken(s, i)
+				continue
+			}
+			i = p.number(i)
+		case cl&cLower != 0:
+			// Most words are lower-case prose: skip them in a tight loop
+			// and call the word handler only for the few shapes that can
+			// start something (a hex group before ':', "www."/"http:",
+			// a weekday, a non-ASCII continuation).
+			j := i + 1
+			for j < n && class[s[j]]&cAlnum != 0 {
+				j++
+			}
+			if j < n && ((j-i <= 5 && (s[j] == ':' || s[j] == '.')) || s[j] >= utf8.RuneSelf || s[j] == '\'' || s[j] == '-') ||
+				(j-i >= 6 && s[j-1] == 'y' && s[j-2] == 'a' && s[j-3] == 'd') {
+				i = p.word(i)
+				continue
+			}
+			i = j
+		case cl&cUpper != 0:
+			i = p.word(i)
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsLetter(r) {
+				i = p.word(i)
+			} else {
+				i += size
+			}
+		case c == '+' || c == '(':
+			if i+1 < n && isDigit(s[i+1]) && (i == 0 || !isAlnum(s[i-1])) {
+				i = p.number(i)
+			} else {
+				i++
+			}
+		case c == '@':
+			i = p.email(i)
+		case c == ':':
+			if i+1 < n && s[i+1] == ':' && (i == 0 || class[s[i-1]]&cHex == 0) {
+				if end, ok := p.ipv6(i); ok {
+					i = end
+					continue
+				}
+			}
+			i++
+		default:
+			i++
+		}
+	}
+}
+
+// gluedNumber reports whether the digit at i continues a token such as a
+// version ("v1.2.3"), a path or an identifier ("ab_12"): numbers glued to a
+// word by '.', '-', '_' or '/' are not standalone identifiers.
+func gluedNumber(s string, i int) bool {
+	c := s[i-1]
+	if isAlnum(c) {
+		return true
+	}
+	if (c == '.' || c == '-' || c == '_' || c == '/') && i >= 2 && isAlnum(s[i-2]) {
+		return true
+	}
+	return false
+}
+
+// skipToken skips letters, digits and the punctuation that glues them.
+func skipToken(s string, i int) int {
+	for i < len(s) {
+		c := s[i]
+		if isAlnum(c) || c == '.' || c == '-' || c == '_' || c == '/' {
+			i++
+			continue
+		}
+		break
+	}
+	return i
+}
+
+// lowerASCII folds one ASCII letter to lower case.
+func lowerASCII(c byte) byte {
+	if isUpper(c) {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasFoldPrefix reports whether s starts with the lower-case ASCII word w,
+// ignoring case.
+func hasFoldPrefix(s, w string) bool {
+	if len(s) < len(w) {
+		return false
+	}
+	for k := 0; k < len(w); k++ {
+		if lowerASCII(s[k]) != w[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// cueIn reports whether one of the lower-case cue words starts at a word
+// boundary in s, ignoring case. Cues are checked only around candidates, so
+// a linear search over a short window is cheaper than any index.
+func cueIn(s string, cues []string) bool {
+	for k := 0; k < len(s); k++ {
+		if k > 0 && isAlpha(s[k-1]) {
+			continue
+		}
+		c := lowerASCII(s[k])
+		for _, w := range cues {
+			if w[0] == c && hasFoldPrefix(s[k:], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// window returns the up-to-n bytes of s before i and after j.
+func before(s string, i, n int) string { return s[max(0, i-n):i] }
+func after(s string, j, n int) string  { return s[j:min(len(s), j+n)] }
+
+// digitsOf copies the ASCII digits of s into buf and returns them; buf on
+// the caller's stack keeps validation allocation-free.
+func digitsOf(s string, buf []byte) []byte {
+	buf = buf[:0]
+	for k := 0; k < len(s) && len(buf) < cap(buf); k++ {
+		if isDigit(s[k]) {
+			buf = append(buf, s[k])
+		}
+	}
+	return buf
+}
+
+// atoi parses a short run of ASCII digits.
+func atoi[T string | []byte](s T) int {
+	n := 0
+	for k := 0; k < len(s); k++ {
+		n = n*10 + int(s[k]-'0')
+	}
+	return n
+}
+
+// digitsAt returns the end of the run of ASCII digits starting at i.
+func digitsAt(s string, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
+// boundaryAfter reports whether nothing word-like continues at j.
+func boundaryAfter(s string, j int) bool {
+	if j >= len(s) {
+		return true
+	}
+	c := s[j]
+	if isAlnum(c) || c == '_' || c == '@' {
+		return false
+	}
+	if c >= utf8.RuneSelf {
+		r, _ := utf8.DecodeRuneInString(s[j:])
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}
+	return true
+}

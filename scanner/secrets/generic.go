@@ -1,0 +1,436 @@
+package secrets
+
+import (
+	"math"
+	"strings"
+)
+
+// Keywords of the generic rules. "pass" only counts as a whole name
+// segment (DB_PASS, pass:), not inside "passport" or "compass".
+var (
+	passwordWords = []string{"password", "passwd", "passphrase", "pwd", "pass"}
+	secretWords   = []string{"secret", "token", "api_key", "apikey", "api-key", "access_key", "accesskey", "auth_key", "authkey", "private_key"}
+)
+
+// assignment is a key = value pair found after a keyword.
+type assignment struct {
+	key    string // the whole name the keyword sits in
+	vs, ve int    // value span in the text
+	quoted bool
+	op     string
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
+
+// parseAssignment reads `<name containing the keyword> <op> <value>` in the
+// shapes of config files and code: KEY=value, key: "value", "key": "value",
+// $key = 'value', key => 'value', key := "value", key == "value" (a
+// hard-coded comparison), and `key "value"` (Groovy, HCL). It is hand
+// written because it runs at every keyword hit: most hits are prose
+// ("the password policy") and fail on the first bytes after the name.
+func parseAssignment(s string, ks, ke int) (assignment, bool) {
+	var a assignment
+	// Extend the name both ways so the value can be compared with it.
+	start := ks
+	for start > 0 && ks-start < 64 && isIdent(s[start-1]) {
+		start--
+	}
+	i := ke
+	for i < len(s) && i-ke < 40 && isIdent(s[i]) {
+		i++
+	}
+	a.key = s[start:i]
+	// Closing quote or bracket of the key: "password": / ['password'] =.
+	if i < len(s) && s[i] == '\\' && i+1 < len(s) && isQuote(s[i+1]) {
+		i += 2
+	} else if i < len(s) && (isQuote(s[i]) || s[i] == ']') {
+		i++
+		if i < len(s) && s[i] == ']' {
+			i++
+		}
+	}
+	j := skipSpaces(s, i)
+	// Operator.
+	opStart := j
+	for j < len(s) && j-opStart < 3 && strings.IndexByte(":=>!", s[j]) >= 0 {
+		j++
+	}
+	a.op = s[opStart:j]
+	switch a.op {
+	case "=", ":", ":=", "=>", "==", "===", "!=", "!==":
+	case "":
+		// `key "value"` needs a space and a quote; anything else is prose.
+		if j == i {
+			return a, false
+		}
+	default:
+		return a, false
+	}
+	j = skipSpaces(s, j)
+	if j < len(s) && s[j] == '\\' && j+1 < len(s) && isQuote(s[j+1]) {
+		j++
+	}
+	if j >= len(s) {
+		return a, false
+	}
+	if q := s[j]; isQuote(q) {
+		a.quoted = true
+		end := j + 1
+		for end < len(s) && end-j < 256 && s[end] != q && s[end] != '\n' {
+			end++
+		}
+		if end >= len(s) || s[end] != q {
+			return a, false
+		}
+		a.vs, a.ve = j+1, end
+		// \"value\": drop the escaping backslash before the closing quote.
+		if a.ve > a.vs && s[a.ve-1] == '\\' {
+			a.ve--
+		}
+		return a, true
+	}
+	if a.op == "" {
+		return a, false
+	}
+	end := j
+	for end < len(s) && end-j < 256 && !isValueStop(s[end]) {
+		end++
+	}
+	a.vs, a.ve = j, end
+	return a, true
+}
+
+func skipSpaces(s string, i int) int {
+	for n := 0; i < len(s) && n < 40 && (s[i] == ' ' || s[i] == '\t'); n++ {
+		i++
+	}
+	return i
+}
+
+// isValueStop ends an unquoted value.
+func isValueStop(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '"', '\'', '`', ',', ';', '&', ')', ']', '}', '<', '>':
+		return true
+	}
+	return false
+}
+
+// notLiteral reports values that name or compute a secret rather than hold
+// one: variables and templates ($X, ${X}, {{x}}, <x>, %s, #{x}), calls,
+// environment lookups, placeholders (xxxx, ****, null), labels ending in a
+// colon, CSS selectors, and strings glued to code ('+x+', '.$x').
+func notLiteral(a assignment, v string) bool {
+	if v == "" {
+		return true
+	}
+	switch v[0] {
+	case '$', '{', '<', '%', '(', '[', '+', '&':
+		return true
+	case '.':
+		if a.quoted {
+			return true
+		}
+	case '#':
+		if len(v) > 1 && (v[1] == '{' || isSelector(v[1:])) {
+			return true
+		}
+	}
+	if v[len(v)-1] == ':' || allSame(v) {
+		return true
+	}
+	if strings.Contains(v, "${") || strings.Contains(v, "{{") || strings.Contains(v, "<%") || strings.Contains(v, "%s") {
+		return true
+	}
+	if strings.Contains(v, "$(") || strings.Contains(v, "$_") {
+		return true
+	}
+	if !a.quoted {
+		// Unquoted: code and shell, not literals.
+		if strings.ContainsAny(v, "$([") || isDottedIdent(v) {
+			return true
+		}
+	} else if strings.Contains(v, "'$") || strings.Contains(v, " + ") || strings.Contains(v, "\" +") {
+		return true
+	}
+	if strings.EqualFold(v, a.key) {
+		return true
+	}
+	lv := lowerASCII(v)
+	for _, w := range placeholders {
+		if lv == w {
+			return true
+		}
+	}
+	return strings.Contains(lv, "env[") || strings.Contains(lv, "env.") || strings.Contains(lv, "environ") || strings.Contains(lv, "getenv")
+}
+
+// placeholders are values that stand for "no secret here"; compared after
+// ASCII lower-casing, so they must be lower case.
+var placeholders = []string{
+	"null", "none", "nil", "true", "false", "undefined", "empty", "string", "str", "bool", "boolean",
+	"int", "number", "any", "object", "text", "varchar", "required", "optional", "char", "bytes",
+	"password", "passwd", "pass", "pwd", "secret", "token", "changeme", "redacted", "hidden", "masked",
+	"your_password", "yourpassword", "your-password", "your_token", "your_api_key", "your-api-key",
+}
+
+func allSame(v string) bool {
+	for i := 1; i < len(v); i++ {
+		if v[i] != v[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// isSelector reports a CSS id or class body: lower-case letters and dashes.
+func isSelector(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !(c >= 'a' && c <= 'z' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// isDottedIdent reports a member access (config.password, os.environ)
+// rather than a literal.
+func isDottedIdent(v string) bool {
+	dots := 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '.':
+			if i == 0 || i == len(v)-1 || v[i-1] == '.' {
+				return false
+			}
+			dots++
+		case c == '_' || isLetter(c) || (c >= '0' && c <= '9' && i > 0 && v[i-1] != '.'):
+		default:
+			return false
+		}
+	}
+	return dots > 0 && isLetter(v[0])
+}
+
+func lowerASCII(v string) string {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c >= 'A' && c <= 'Z' {
+			return strings.ToLower(v)
+		}
+	}
+	return v
+}
+
+// keywordSegment reports whether the short keyword "pass" or "pwd" stands
+// alone in the name (DB_PASS, pwd=) rather than inside a longer word.
+func keywordSegment(s string, ks, ke int) bool {
+	if ks > 0 && isLetter(s[ks-1]) && !(s[ks-1] >= 'a' && s[ks-1] <= 'z' && s[ks] >= 'A' && s[ks] <= 'Z') {
+		return false
+	}
+	if ke < len(s) && isLetter(s[ke]) {
+		// camelCase continuation (passWord) is a different word; "passwd"
+		// and "password" have their own keywords.
+		return false
+	}
+	return true
+}
+
+// matchPassword finds a hard-coded password: a literal of four or more
+// bytes assigned to a name containing password/passwd/pwd/pass. Human
+// passwords have low entropy ("team10"), so none is required; what keeps
+// this precise is notLiteral.
+func matchPassword(s string, ks, ke int, _ float64) (int, int, bool) {
+	if ke-ks <= 4 && !keywordSegment(s, ks, ke) {
+		return 0, 0, false
+	}
+	a, ok := parseAssignment(s, ks, ke)
+	if !ok {
+		return 0, 0, false
+	}
+	v := s[a.vs:a.ve]
+	if len(v) < 4 || notLiteral(a, v) {
+		return 0, 0, false
+	}
+	if !a.quoted && (a.op == ":" || a.op == "==") && len(v) < 8 && !hasDigitOrSymbol(v) {
+		// Unquoted after a colon is YAML or prose ("Password: must be
+		// long"): ask for a digit or symbol, or length.
+		return 0, 0, false
+	}
+	return a.vs, a.ve, true
+}
+
+// matchSecret finds a machine-generated secret assigned to a name
+// containing secret/token/api_key...: at least 10 bytes of token
+// characters, a digit, and Shannon entropy at or above the threshold
+// (relaxed for short values, whose entropy is capped by their length).
+func matchSecret(s string, ks, ke int, th float64) (int, int, bool) {
+	a, ok := parseAssignment(s, ks, ke)
+	if !ok {
+		return 0, 0, false
+	}
+	v := s[a.vs:a.ve]
+	if len(v) < 10 || notLiteral(a, v) || !isTokenChars(v) || !hasDigit(v) || isWordy(v) {
+		return 0, 0, false
+	}
+	if entropy(v) < math.Min(th, math.Log2(float64(len(v)))-0.7) {
+		return 0, 0, false
+	}
+	return a.vs, a.ve, true
+}
+
+// isWordy reports identifiers made of lower-case words (bearer_token_v2,
+// max-retries-10), which can reach the entropy threshold without being
+// random: every segment is letters with at most three trailing digits.
+func isWordy(v string) bool {
+	segs := 0
+	for seg := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		segs++
+		i := 0
+		for i < len(seg) && seg[i] >= 'a' && seg[i] <= 'z' {
+			i++
+		}
+		if i == 0 && len(seg) > 3 || len(seg)-i > 3 || !isDigits(seg[i:]) {
+			return false
+		}
+	}
+	return segs >= 2
+}
+
+func isDigits(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isTokenChars(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c <= ' ' || c >= 0x7f || c == '"' || c == '\'' || c == '`' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+func hasDigit(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] >= '0' && v[i] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+func hasDigitOrSymbol(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !isLetter(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// entropy is the Shannon entropy of v in bits per byte.
+func entropy(v string) float64 {
+	if v == "" {
+		return 0
+	}
+	var counts [256]uint16
+	for i := 0; i < len(v); i++ {
+		counts[v[i]]++
+	}
+	n := float64(len(v))
+	var h float64
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+// connectionSchemes are URI schemes whose userinfo is a database or broker
+// credential (reported as CONNECTION_STRING); others (http, ftp, git+ssh)
+// are reported as BASIC_AUTH.
+var connectionSchemes = []string{
+	"postgres", "postgresql", "mysql", "mariadb", "mongodb", "mongodb+srv", "redis", "rediss", "amqp", "amqps",
+	"mssql", "sqlserver", "oracle", "cockroachdb", "clickhouse", "cassandra", "couchbase", "couchdb", "neo4j",
+	"neo4j+s", "bolt", "nats", "kafka", "ldap", "ldaps", "smtp", "smtps", "imap", "imaps", "snowflake", "memcached",
+	"elasticsearch", "influxdb", "jdbc:postgresql", "jdbc:mysql", "jdbc:sqlserver", "jdbc:oracle", "sqlalchemy",
+}
+
+// uriCredentials finds user:password@ in the URI whose "://" is at ks.
+// The password runs to the last '@' of the authority, since people paste
+// unescaped '@' in passwords. It returns the password span and whether
+// the scheme is a connection string one.
+func uriCredentials(s string, ks int) (int, int, bool, bool) {
+	ss := ks
+	for ss > 0 && ks-ss < 32 && (isWordByte(s[ss-1]) || s[ss-1] == '+' || s[ss-1] == '.' || s[ss-1] == ':' || s[ss-1] == '-') {
+		ss--
+	}
+	if ss == ks {
+		return 0, 0, false, false
+	}
+	scheme := lowerASCII(s[ss:ks])
+	// Authority: up to the first '/', '?', '#' or space.
+	as := ks + 3
+	ae := as
+	colon, at := -1, -1
+	for ae < len(s) && ae-as < 512 {
+		c := s[ae]
+		if c == '/' || c == '?' || c == '#' || c <= ' ' || c == '"' || c == '\'' || c == '`' || c == '<' || c == '>' || c == '\\' {
+			break
+		}
+		if c == ':' && colon < 0 && at < 0 {
+			colon = ae
+		}
+		if c == '@' {
+			at = ae
+		}
+		ae++
+	}
+	if colon < 0 || at < colon || at+1 >= ae {
+		return 0, 0, false, false
+	}
+	ps, pe := colon+1, at
+	p := s[ps:pe]
+	if p == "" || p[0] == '$' || p[0] == '{' || p[0] == '<' || p[0] == '*' || p[0] == '[' || strings.Contains(p, "${") {
+		return 0, 0, false, false
+	}
+	switch lowerASCII(p) {
+	case "password", "pass", "passwd", "pwd", "<password>", "xxx", "xxxx", "xxxxxx", "****", "******":
+		return 0, 0, false, false
+	}
+	conn := false
+	for _, c := range connectionSchemes {
+		if scheme == c || strings.HasSuffix(scheme, ":"+c) {
+			conn = true
+			break
+		}
+	}
+	return ps, pe, conn, true
+}
+
+// matchURI matches credentials in URIs of connection-string schemes (conn)
+// or of the others.
+func matchURI(conn bool) func(s string, ks, ke int, th float64) (int, int, bool) {
+	return func(s string, ks, _ int, _ float64) (int, int, bool) {
+		ps, pe, c, ok := uriCredentials(s, ks)
+		return ps, pe, ok && c == conn
+	}
+}

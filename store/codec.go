@@ -1,0 +1,188 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A stored prompt is a small binary header followed by the JSON of the rest.
+// The header carries what ListPrompts filters on (and what index maintenance
+// needs), so that a page scan never decodes JSON of records it rejects and
+// never allocates for them. Input lives only in the header (the JSON holds
+// it empty) so it is not stored twice.
+//
+//	[0]      format version
+//	[1:9]    commit sequence, big endian (filled by the writer)
+//	[9:17]   receivedAt, Unix milliseconds, big endian two's complement
+//	[17]     flags (bit 0: preserve)
+//	then uvarint-length-prefixed: orgID, userID, outcome, projectID,
+//	providerID, endpointID, input
+//	then the JSON of the Prompt with Input empty
+const (
+	formatVersion = 1
+	offSeq        = 1
+	offTime       = 9
+	offFlags      = 17
+	fixedHeader   = 18
+
+	flagPreserve = 1 << 0
+)
+
+// maxIDLen bounds ids used in keys and bucket names: bbolt rejects keys over
+// 32 KiB inside the commit, and a record it rejects would otherwise stall the
+// writer's batch forever.
+const maxIDLen = 1024
+
+// record is a prompt encoded in the caller's goroutine, so that the single
+// writer only copies bytes into bbolt.
+type record struct {
+	id       string
+	orgID    string
+	userID   string
+	ms       int64
+	preserve bool
+	value    []byte
+}
+
+// header is a view of a stored value. Its slices alias the value, which may
+// be bbolt-owned memory: a header must not outlive its transaction.
+type header struct {
+	seq      uint64
+	ms       int64
+	preserve bool
+	org      []byte
+	user     []byte
+	outcome  []byte
+	project  []byte
+	provider []byte
+	endpoint []byte
+	input    []byte
+	body     []byte
+}
+
+var errCorrupt = errors.New("store: corrupt record")
+
+func validateKeyPart(name, v string, required bool) error {
+	if required && v == "" {
+		return fmt.Errorf("%w: %s is required", ErrInvalidRecord, name)
+	}
+	if len(v) > maxIDLen {
+		return fmt.Errorf("%w: %s is %d bytes, at most %d allowed", ErrInvalidRecord, name, len(v), maxIDLen)
+	}
+	return nil
+}
+
+// encodePrompt validates p and encodes it. It normalises ReceivedAt to UTC
+// milliseconds so that the header and the JSON agree on the time.
+func encodePrompt(p *Prompt) (*record, error) {
+	if err := validateKeyPart("id", p.ID, true); err != nil {
+		return nil, err
+	}
+	if err := validateKeyPart("orgId", p.OrgID, true); err != nil {
+		return nil, err
+	}
+	if err := validateKeyPart("userId", p.UserID, false); err != nil {
+		return nil, err
+	}
+	received := time.Time(p.ReceivedAt).UTC().Truncate(time.Millisecond)
+	cp := *p
+	cp.Input = ""
+	cp.ReceivedAt = Timestamp(received)
+	body, err := json.Marshal(&cp)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidRecord, err)
+	}
+	strs := [...]string{p.OrgID, p.UserID, p.Result.Outcome, p.ProjectID, p.ProviderID, p.EndpointID, p.Input}
+	n := fixedHeader + len(body)
+	for _, s := range strs {
+		n += binary.MaxVarintLen64 + len(s)
+	}
+	v := make([]byte, fixedHeader, n)
+	v[0] = formatVersion
+	ms := received.UnixMilli()
+	binary.BigEndian.PutUint64(v[offTime:], uint64(ms))
+	if p.Preserve {
+		v[offFlags] = flagPreserve
+	}
+	for _, s := range strs {
+		v = binary.AppendUvarint(v, uint64(len(s)))
+		v = append(v, s...)
+	}
+	v = append(v, body...)
+	return &record{id: p.ID, orgID: p.OrgID, userID: p.UserID, ms: ms, preserve: p.Preserve, value: v}, nil
+}
+
+func parseHeader(v []byte) (header, error) {
+	var h header
+	if len(v) < fixedHeader || v[0] != formatVersion {
+		return h, errCorrupt
+	}
+	h.seq = binary.BigEndian.Uint64(v[offSeq:])
+	h.ms = int64(binary.BigEndian.Uint64(v[offTime:]))
+	h.preserve = v[offFlags]&flagPreserve != 0
+	rest := v[fixedHeader:]
+	for _, dst := range [...]*[]byte{&h.org, &h.user, &h.outcome, &h.project, &h.provider, &h.endpoint, &h.input} {
+		l, k := binary.Uvarint(rest)
+		if k <= 0 || l > uint64(len(rest)-k) {
+			return h, errCorrupt
+		}
+		*dst = rest[k : k+int(l) : k+int(l)]
+		rest = rest[k+int(l):]
+	}
+	h.body = rest
+	return h, nil
+}
+
+// decodePrompt copies a stored value into a fresh Prompt; nothing of v is
+// retained, so v may be bbolt-owned.
+func decodePrompt(v []byte) (*Prompt, error) {
+	h, err := parseHeader(v)
+	if err != nil {
+		return nil, err
+	}
+	return decodeWithHeader(h)
+}
+
+func decodeWithHeader(h header) (*Prompt, error) {
+	p := new(Prompt)
+	if err := json.Unmarshal(h.body, p); err != nil {
+		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	p.Input = string(h.input)
+	if p.Result.ScannerResults == nil {
+		p.Result.ScannerResults = []ScannerResult{}
+	}
+	for i := range p.Result.ScannerResults {
+		if p.Result.ScannerResults[i].Data.Matches == nil {
+			p.Result.ScannerResults[i].Data.Matches = [][2]int{}
+		}
+	}
+	return p, nil
+}
+
+func seqKey(seq uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], seq)
+	return k[:]
+}
+
+// expiryKey orders by receivedAt then id. Flipping the sign bit makes the
+// big-endian bytes of a signed time sort like the number.
+func expiryKey(ms int64, id string) []byte {
+	k := make([]byte, 8, 8+len(id))
+	binary.BigEndian.PutUint64(k, uint64(ms)^(1<<63))
+	return append(k, id...)
+}
+
+func expiryKeyTime(k []byte) int64 {
+	return int64(binary.BigEndian.Uint64(k) ^ (1 << 63))
+}
+
+// Index bucket names carry a prefix because bbolt needs non-empty names and
+// because the two families then cannot collide.
+func orgIndexName(org string) []byte { return []byte("o:" + org) }
+
+func userIndexName(org, user string) []byte { return []byte("u:" + org + "\x00" + user) }
