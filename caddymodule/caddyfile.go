@@ -505,6 +505,7 @@ func parseHandlerDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 //	    max_response_size <size>
 //	    provider          <name>
 //	    project           <id>
+//	    stream_hold_back  <bytes>
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -546,6 +547,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&h.ProjectID) {
 				return d.ArgErr()
 			}
+		case "stream_hold_back":
+			n, perr := parseIntArg(d)
+			if perr != nil {
+				return perr
+			}
+			h.StreamHoldBack = n
 		default:
 			return d.Errf("unknown promptwall sub-directive %q", key)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/promptwall/promptwall/record"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
+	"github.com/promptwall/promptwall/streamscreen"
 )
 
 func init() {
@@ -53,6 +54,11 @@ type Handler struct {
 	// ProjectID attributes the route's records to a project. Default: the
 	// endpoint's project.
 	ProjectID string `json:"project_id,omitempty"`
+	// StreamHoldBack is how many bytes of a streamed answer's text are
+	// withheld until screened past: a secret or banned phrase up to this
+	// long that is split across events is caught before any of it is
+	// released. Default: 256.
+	StreamHoldBack int `json:"stream_hold_back,omitempty"`
 
 	app    *App
 	ep     *compiledEndpoint
@@ -258,11 +264,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	held := getBuf()
 	defer putBuf(held)
 	ic := newInterceptor(w, held, int(h.MaxResponseSize), providerResultLimit, h.holdFor)
+	var ss *streamScreening
+	if h.ep.hasOutput {
+		ic.stream = func(status int, header http.Header) io.Writer {
+			if status < 200 || status >= 300 || !isStreamed(x.req, header) {
+				return nil
+			}
+			ss = h.startStreamScreening(r.Context(), x, ic)
+			return ss.pw
+		}
+	}
 	upstreamStart := time.Now()
 	err = next.ServeHTTP(ic, r)
 	h.app.metrics.upstreamSeconds.WithLabelValues(h.labels.provider).Observe(time.Since(upstreamStart).Seconds())
 
 	committed = true
+	if ss != nil {
+		out := ss.wait()
+		x.streamed(out)
+		x.commit()
+		if out.Blocked || ss.err != nil {
+			// The status is sent; a cut stream ends the response. The
+			// upstream copy's error is the pipe we closed, not a failure.
+			return nil
+		}
+		return err
+	}
 	if ic.overflow {
 		x.upstreamErr = errResponseTooLarge
 		x.commit()
@@ -284,14 +311,81 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	return nil
 }
 
-// holdFor decides whether an answer must be held back for screening: only
-// successful, non-streamed JSON answers of an endpoint with output scanners.
-func (h *Handler) holdFor(status int, header http.Header) bool {
-	if !h.ep.hasOutput || status < 200 || status >= 300 {
-		return false
+// isStreamed tells whether a successful answer is an event stream: the
+// client asked for one, or the upstream declares one.
+func isStreamed(req *format.Request, header http.Header) bool {
+	if req != nil && req.Stream {
+		return true
 	}
 	mt, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
-	return mt == "application/json"
+	return mt == "text/event-stream" || mt == "application/x-ndjson"
+}
+
+// streamScreening runs the stream screener on its own goroutine, fed by the
+// upstream copy through a pipe.
+type streamScreening struct {
+	pr   *io.PipeReader
+	pw   *io.PipeWriter
+	done chan struct{}
+	out  streamscreen.Outcome
+	err  error
+}
+
+// errStreamEnded stops the upstream copy once the screener has ended the
+// stream (a block, or a client gone).
+var errStreamEnded = errors.New("promptwall: stream ended by screening")
+
+func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *interceptor) *streamScreening {
+	pr, pw := io.Pipe()
+	ss := &streamScreening{pr: pr, pw: pw, done: make(chan struct{})}
+	screen := func(ctx context.Context, conv *scanner.Conversation) *scanner.Result {
+		start := time.Now()
+		res := h.ep.pipeline.Screen(ctx, conv, scanner.Output)
+		h.app.metrics.screenDuration.WithLabelValues(string(scanner.Output)).Observe(time.Since(start).Seconds())
+		return res
+	}
+	go func() {
+		defer close(ss.done)
+		ss.out, ss.err = streamscreen.Run(ctx, streamscreen.Options{
+			Stream:   x.format.NewStream(pr),
+			Screen:   screen,
+			Emit:     ic.emit,
+			HoldBack: h.StreamHoldBack,
+		})
+		// Whatever ended the screening, the upstream copy must not block
+		// on a pipe nobody reads.
+		pr.CloseWithError(errStreamEnded)
+	}()
+	return ss
+}
+
+// wait closes the upstream side and returns the screener's outcome.
+func (ss *streamScreening) wait() streamscreen.Outcome {
+	ss.pw.Close()
+	<-ss.done
+	return ss.out
+}
+
+// streamed records what the stream screener saw.
+func (x *exchange) streamed(out streamscreen.Outcome) {
+	x.outConv = &scanner.Conversation{Messages: []scanner.Message{{Role: scanner.RoleAssistant, Text: out.Answer}}}
+	x.output = out.Result
+	if x.output == nil {
+		x.output = &scanner.Result{Outcome: scanner.Passed}
+	}
+	x.providerResult = out.Redacted
+	if out.UpstreamErr != nil {
+		x.providerResult = "provider error event: " + out.UpstreamErr.Message
+	}
+	x.h.app.metrics.observeResult(x.h.labels, scanner.Output, x.output, 0)
+}
+
+// holdFor decides whether an answer must be held back for screening: every
+// successful answer of an endpoint with output scanners, whatever its
+// declared type, so a missing or odd Content-Type cannot carry text past the
+// scanners. Error answers carry no model output and pass.
+func (h *Handler) holdFor(status int, _ http.Header) bool {
+	return h.ep.hasOutput && status >= 200 && status < 300 && status != http.StatusNoContent
 }
 
 // finishHeld screens a held answer and writes what the client may see.
@@ -301,6 +395,11 @@ func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exch
 	if enc := ic.Header().Get("Content-Encoding"); enc != "" && enc != "identity" {
 		return h.writeError(w, x.format, http.StatusBadGateway, "upstream_error",
 			"The provider's answer is compressed ("+enc+") and cannot be screened.")
+	}
+	if len(bytes.TrimSpace(answer)) == 0 {
+		// Nothing to screen: pass the empty answer as it came.
+		w.WriteHeader(ic.status)
+		return nil
 	}
 	conv, err := x.format.ParseResponse(answer)
 	if err != nil {

@@ -23,6 +23,11 @@ type interceptor struct {
 	// hold reports whether an answer with this status and header must be
 	// held back for screening.
 	hold func(status int, header http.Header) bool
+	// stream, when it returns a writer for this status and header, takes
+	// the body of a streamed answer: it is screened event by event and
+	// written to the client by the stream screener, not by us.
+	stream   func(status int, header http.Header) io.Writer
+	streamTo io.Writer
 
 	status      int
 	wroteHeader bool
@@ -57,6 +62,16 @@ func (i *interceptor) WriteHeader(status int) {
 	}
 	i.wroteHeader = true
 	i.status = status
+	if i.stream != nil {
+		if w := i.stream(status, i.Header()); w != nil {
+			// Events are rewritten in flight: the upstream's length no
+			// longer holds.
+			i.Header().Del("Content-Length")
+			i.streamTo = w
+			i.ResponseWriterWrapper.WriteHeader(status)
+			return
+		}
+	}
 	i.holding = i.hold(status, i.Header())
 	if !i.holding {
 		i.ResponseWriterWrapper.WriteHeader(status)
@@ -66,6 +81,9 @@ func (i *interceptor) WriteHeader(status int) {
 func (i *interceptor) Write(p []byte) (int, error) {
 	if !i.wroteHeader {
 		i.WriteHeader(http.StatusOK)
+	}
+	if i.streamTo != nil {
+		return i.streamTo.Write(p)
 	}
 	if i.holding {
 		if i.buf.Len()+len(p) > i.limit {
@@ -86,10 +104,20 @@ func (i *interceptor) ReadFrom(r io.Reader) (int64, error) {
 	return io.Copy(writerOnly{i}, r)
 }
 
+// emit writes one released event to the client and flushes it, so events
+// are never coalesced. Only the stream screener's goroutine calls it.
+func (i *interceptor) emit(b []byte) error {
+	if _, err := i.ResponseWriterWrapper.Write(b); err != nil {
+		return err
+	}
+	return http.NewResponseController(i.ResponseWriterWrapper).Flush()
+}
+
 // Flush is a no-op while holding (nothing has been written yet); otherwise
 // it flushes the client connection so streamed events are not coalesced.
 func (i *interceptor) FlushError() error {
-	if i.holding {
+	if i.holding || i.streamTo != nil {
+		// The stream screener flushes each event it releases itself.
 		return nil
 	}
 	return http.NewResponseController(i.ResponseWriterWrapper).Flush()

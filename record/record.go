@@ -75,7 +75,9 @@ func ScannerResults(res *scanner.Result, shown int) []store.ScannerResult {
 		sr := &res.Scanners[i]
 		data := store.ScannerData{Type: sr.Type, Matches: [][2]int{}, Reason: sr.Reason, Error: sr.Err}
 		for _, f := range sr.Findings {
-			if f.Message == shown {
+			// A detection without a span (a classifier score) locates a
+			// message, not bytes: it has no place in matches.
+			if f.Message == shown && f.End > f.Start {
 				data.Matches = append(data.Matches, [2]int{f.Start, f.End})
 			}
 			data.Findings = append(data.Findings, store.Finding{

@@ -38,7 +38,7 @@ type Config struct {
 	// MinOverlap is the least number of consecutive words an answer must
 	// share with a system message to count as a leak. Lower values catch
 	// paraphrased fragments but flag stock phrases ("you are a helpful
-	// assistant"). Default 8.
+	// assistant"). 2..64, default 8.
 	MinOverlap int `json:"min_overlap,omitempty"`
 	// Canaries are exact tokens planted in the system prompt that must
 	// never appear in an answer. Each is also looked for in base64,
@@ -47,12 +47,15 @@ type Config struct {
 	Canaries []string `json:"canaries,omitempty"`
 }
 
+// maxOverlap bounds MinOverlap so the rolling window lives on the stack.
+const maxOverlap = 64
+
 // Scanner detects leaks. It is safe for concurrent use.
 type Scanner struct {
 	k       int
 	needles []string // canaries and their encodings
 	seed    maphash.Seed
-	cache   sync.Map // maphash of a system text -> []uint64 sorted shingles
+	cache   sync.Map // maphash of a system text -> *shingleSet
 	cached  int64
 	mu      sync.Mutex
 }
@@ -66,8 +69,8 @@ func New(cfg Config) (*Scanner, error) {
 	if s.k == 0 {
 		s.k = 8
 	}
-	if s.k < 2 {
-		return nil, fmt.Errorf("%w: min_overlap must be >= 2, got %d", ErrConfig, cfg.MinOverlap)
+	if s.k < 2 || s.k > maxOverlap {
+		return nil, fmt.Errorf("%w: min_overlap must be in 2..%d, got %d", ErrConfig, maxOverlap, cfg.MinOverlap)
 	}
 	for _, c := range cfg.Canaries {
 		if utf8.RuneCountInString(c) < 6 {
@@ -154,73 +157,107 @@ func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding,
 	return f, nil
 }
 
-// word is a word of a folded view: its hash and its byte range in the view.
-type word struct {
-	h          uint64
-	start, end int
-}
-
-// words splits a folded view into words of letters and digits. The caller
-// bounds the allocation by passing the buffer back.
-func words(s string, buf []word, seed maphash.Seed) []word {
-	buf = buf[:0]
-	start := -1
-	for i := 0; i < len(s); {
-		var in bool
-		c, size := s[i], 1
-		if c < utf8.RuneSelf {
-			in = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-		} else {
-			var r rune
-			r, size = utf8.DecodeRuneInString(s[i:])
-			in = unicode.IsLetter(r) || unicode.IsDigit(r)
+// shingles calls fn for every run of k consecutive words of s (a folded
+// view) with the run's hash, the byte range it spans and the index of its
+// last word. Words are runs of letters and digits; a word's hash is FNV-1a
+// of its bytes, and a run's hash is a polynomial rolling hash of its words'
+// hashes, updated in O(1) per word: the pass allocates nothing.
+func shingles(s string, k int, fn func(h uint64, start, end, last int)) {
+	const fnvOffset, fnvPrime, base = 14695981039346656037, 1099511628211, 0x100000001B3
+	var bk uint64 = 1 // base^k
+	for range k {
+		bk *= base
+	}
+	var buf [2 * maxOverlap]uint64 // word hashes, then word starts
+	ring := buf[:2*k]
+	var rolled uint64
+	n := 0
+	inWord, start := false, 0
+	var wh uint64
+	endWord := func(i int) {
+		inWord = false
+		slot := n % k
+		rolled = rolled*base + wh - ring[slot]*bk
+		ring[slot], ring[k+slot] = wh, uint64(start)
+		n++
+		if n >= k {
+			fn(rolled, int(ring[k+n%k]), i, n-1)
 		}
-		switch {
-		case in && start < 0:
-			start = i
-		case !in && start >= 0:
-			buf = append(buf, word{maphash.String(seed, s[start:i]), start, i})
-			start = -1
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			// ASCII fast path: one table load per byte.
+			if alnum[c] {
+				if !inWord {
+					inWord, start, wh = true, i, fnvOffset
+				}
+				wh = (wh ^ uint64(c)) * fnvPrime
+			} else if inWord {
+				endWord(i)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if !inWord {
+				inWord, start, wh = true, i, fnvOffset
+			}
+			for j := i; j < i+size; j++ {
+				wh = (wh ^ uint64(s[j])) * fnvPrime
+			}
+		} else if inWord {
+			endWord(i)
 		}
 		i += size
 	}
-	if start >= 0 {
-		buf = append(buf, word{maphash.String(seed, s[start:]), start, len(s)})
+	if inWord {
+		endWord(len(s))
 	}
-	return buf
 }
 
-// wordPool recycles answer word buffers so that a clean answer is screened
-// without allocating.
-var wordPool = sync.Pool{New: func() any { return new([]word) }}
-
-// shingle hashes k consecutive word hashes into one.
-func shingle(ws []word) uint64 {
-	var h uint64
-	for _, w := range ws {
-		h = h*0x100000001B3 ^ w.h
+// alnum marks ASCII letters and digits.
+var alnum = func() (t [utf8.RuneSelf]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 	}
-	return h
+	return t
+}()
+
+// shingleSet is the set of run hashes of a system text: a 4096-bit filter
+// that rejects most misses with one load, over a sorted list.
+type shingleSet struct {
+	bits   [64]uint64
+	sorted []uint64
+}
+
+func (set *shingleSet) has(h uint64) bool {
+	if set.bits[h>>58]&(1<<(h&63)) == 0 {
+		return false
+	}
+	_, ok := slices.BinarySearch(set.sorted, h)
+	return ok
 }
 
 // maxCached bounds the shingle cache; past it the cache is emptied. System
 // prompts repeat across requests, so a small cache saves most of the work.
 const maxCached = 256
 
-// shingles returns the sorted shingle hashes of a system text, cached by the
-// text's hash (the text itself is not kept).
-func (s *Scanner) shingles(sys string) []uint64 {
+// systemSet returns the run hashes of a system text, cached by the text's
+// hash (the text itself is not kept).
+func (s *Scanner) systemSet(sys string) *shingleSet {
 	key := maphash.String(s.seed, sys)
 	if v, ok := s.cache.Load(key); ok {
-		return v.([]uint64)
+		return v.(*shingleSet)
 	}
-	ws := words(scanner.NewText(sys).Folded().S, nil, s.seed)
-	var out []uint64
-	for i := 0; i+s.k <= len(ws); i++ {
-		out = append(out, shingle(ws[i:i+s.k]))
-	}
-	slices.Sort(out)
-	out = slices.Compact(out)
+	set := &shingleSet{}
+	shingles(scanner.NewText(sys).Folded().S, s.k, func(h uint64, _, _, _ int) {
+		set.sorted = append(set.sorted, h)
+		set.bits[h>>58] |= 1 << (h & 63)
+	})
+	slices.Sort(set.sorted)
+	set.sorted = slices.Compact(set.sorted)
 	s.mu.Lock()
 	if s.cached >= maxCached {
 		s.cache.Clear()
@@ -228,43 +265,41 @@ func (s *Scanner) shingles(sys string) []uint64 {
 	}
 	s.cached++
 	s.mu.Unlock()
-	s.cache.Store(key, out)
-	return out
+	s.cache.Store(key, set)
+	return set
 }
 
-// overlap appends a match for every run of answer words covered by shingles
-// shared with sys.
+// overlap appends a match for every stretch of the answer covered by word
+// runs shared with sys; overlapping runs merge into one match.
 func (s *Scanner) overlap(answer *scanner.Text, sys string, out []scanner.Match) []scanner.Match {
-	set := s.shingles(sys)
-	if len(set) == 0 {
+	set := s.systemSet(sys)
+	if len(set.sorted) == 0 {
 		return out
 	}
 	view := answer.Folded()
-	bp := wordPool.Get().(*[]word)
-	defer wordPool.Put(bp)
-	ws := words(view.S, *bp, s.seed)
-	*bp = ws
-	runStart, runEnd := -1, -1 // word indexes of the current covered run
+	runStart, runEnd, runLast, words := -1, 0, 0, 0
 	flush := func() {
 		if runStart < 0 {
 			return
 		}
-		a, b := view.Span(ws[runStart].start, ws[runEnd].end)
-		out = append(out, scanner.Match{Start: a, End: b, Kind: KindLeak, Score: leakScore(runEnd - runStart + 1)})
-		runStart, runEnd = -1, -1
+		a, b := view.Span(runStart, runEnd)
+		out = append(out, scanner.Match{Start: a, End: b, Kind: KindLeak, Score: leakScore(words)})
+		runStart = -1
 	}
-	for i := 0; i+s.k <= len(ws); i++ {
-		if _, found := slices.BinarySearch(set, shingle(ws[i:i+s.k])); !found {
-			continue
+	shingles(view.S, s.k, func(h uint64, start, end, last int) {
+		if !set.has(h) {
+			return
 		}
-		if runStart >= 0 && i > runEnd {
-			flush()
+		if runStart >= 0 && last-s.k+1 > runLast {
+			flush() // this run starts after the previous one ended
 		}
 		if runStart < 0 {
-			runStart = i
+			runStart, words = start, s.k
+		} else {
+			words += last - runLast
 		}
-		runEnd = i + s.k - 1
-	}
+		runEnd, runLast = end, last
+	})
 	flush()
 	return out
 }
@@ -276,3 +311,7 @@ func leakScore(words int) float64 {
 }
 
 var _ scanner.Scanner = (*Scanner)(nil)
+
+// UsesConversation tells the pipeline the verdict depends on the system
+// prompt, not only on the answer's text, so it must not be cached by text.
+func (s *Scanner) UsesConversation() bool { return true }

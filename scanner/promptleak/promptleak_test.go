@@ -39,6 +39,8 @@ func TestScan(t *testing.T) {
 			[]string{KindLeak + ":NEVER   REVEAL internal\npricing rules - enterprise customers get a 30 percent discount"}},
 		{"lower min overlap", Config{MinOverlap: 4}, scanner.Output, "ok: never reveal internal pricing rules.",
 			[]string{KindLeak + ":never reveal internal pricing rules"}},
+		{"two separate leaks", Config{MinOverlap: 4}, scanner.Output, "First never reveal internal pricing, then: the secret code is zebra.",
+			[]string{KindLeak + ":never reveal internal pricing", KindLeak + ":the secret code is zebra"}},
 		{"input direction ignored", Config{Canaries: []string{canary}}, scanner.Input, system, nil},
 		{"canary verbatim", Config{Canaries: []string{canary}}, scanner.Output, "the code is " + canary + ".",
 			[]string{KindCanary + ":" + canary}},
@@ -80,7 +82,7 @@ func TestScan(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, cfg := range []Config{{MinOverlap: 1}, {Canaries: []string{"abc"}}} {
+	for _, cfg := range []Config{{MinOverlap: 1}, {MinOverlap: 65}, {Canaries: []string{"abc"}}} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) accepted", cfg)
 		}

@@ -293,3 +293,8 @@ func truncate(s string, n int) string {
 }
 
 var _ scanner.Scanner = (*Scanner)(nil)
+
+// HonoursContext tells the pipeline this scanner waits on the network and
+// honours its context, so it gets its own deadline and overlaps with the
+// in-process scanners.
+func (s *Scanner) HonoursContext() bool { return true }

@@ -1,0 +1,325 @@
+// Package streamscreen screens a streamed model answer (SSE or NDJSON) while
+// it flows, without ever releasing text the scanners have not cleared.
+//
+// Every event is forwarded as soon as it is cleared, one write and one flush
+// per event, never coalesced. An event's text is cleared once the screened
+// answer extends at least HoldBack bytes past its end: a secret or banned
+// phrase up to HoldBack bytes long that is split across events is then
+// caught before any of its bytes leave. Events without text (role headers,
+// keep-alives) pass at once unless text is waiting before them, so the time
+// to first byte is the upstream's. On a block the client gets the provider's
+// own streamed error event and the stream ends without the success
+// terminator; the HTTP status was already sent and cannot change.
+package streamscreen
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/promptwall/promptwall/format"
+	"github.com/promptwall/promptwall/scanner"
+)
+
+// DefaultHoldBack covers the longest common single-line credentials (JWTs,
+// project-scoped API keys) while delaying text by about 60 tokens.
+const DefaultHoldBack = 256
+
+// MaxAnswer bounds the assembled answer kept for the record and screening.
+const MaxAnswer = 4 << 20
+
+// Screen screens the text of an answer (one assistant message) and returns
+// the engine's result; it must not retain the conversation.
+type Screen func(ctx context.Context, conv *scanner.Conversation) *scanner.Result
+
+// Options configure one streamed answer.
+type Options struct {
+	// Stream decodes the upstream events.
+	Stream format.Stream
+	// Screen screens answer text; nil passes everything (record only).
+	Screen Screen
+	// Emit writes one event to the client and flushes it.
+	Emit func([]byte) error
+	// HoldBack is the window of text withheld; 0 means DefaultHoldBack.
+	HoldBack int
+}
+
+// Outcome is what happened to a streamed answer.
+type Outcome struct {
+	// Result is the most severe screening result seen (nil if nothing was
+	// screened).
+	Result *scanner.Result
+	// Blocked is true when the stream was cut by a block.
+	Blocked bool
+	// Answer is the assembled answer text as the scanners saw it (capped
+	// at MaxAnswer).
+	Answer string
+	// Redacted is the assembled answer as the client received it.
+	Redacted string
+	// Events counts events forwarded.
+	Events int
+	// UpstreamErr is the provider's error event, if it sent one.
+	UpstreamErr *format.Error
+}
+
+type pending struct {
+	ev         format.Event
+	start, end int // the event's delta in the assembled answer
+}
+
+// ErrEmit wraps a failure to write to the client.
+var ErrEmit = errors.New("streamscreen: writing to client")
+
+// Run reads the stream to its end (or a block), screening and emitting
+// events. It returns an error for upstream read failures and client write
+// failures; a block is not an error.
+func Run(ctx context.Context, opts Options) (Outcome, error) {
+	r := runner{opts: opts}
+	if r.opts.HoldBack <= 0 {
+		r.opts.HoldBack = DefaultHoldBack
+	}
+	err := r.run(ctx)
+	r.out.Answer = r.answer.String()
+	r.out.Redacted = r.redacted.String()
+	return r.out, err
+}
+
+type runner struct {
+	opts     Options
+	out      Outcome
+	answer   strings.Builder
+	redacted strings.Builder
+	queue    []pending
+	// released is the end, in the assembled answer, of the text already
+	// sent to the client.
+	released int
+	// redactions are spans of the answer already replaced, so a match
+	// found again in a later window is not redacted twice.
+	redactions []scanner.Match
+}
+
+func (r *runner) run(ctx context.Context) error {
+	for {
+		ev, err := r.opts.Stream.Next()
+		if err == io.EOF {
+			return r.finish(ctx)
+		}
+		if err != nil {
+			// Text we could not decode is not forwarded unscreened: what
+			// was cleared went out; the rest is dropped.
+			return err
+		}
+		if ev.Err != nil {
+			r.out.UpstreamErr = ev.Err
+		}
+		start := r.answer.Len()
+		if ev.Delta != "" && start+len(ev.Delta) <= MaxAnswer {
+			r.answer.WriteString(ev.Delta)
+		}
+		r.queue = append(r.queue, pending{ev: ev, start: start, end: r.answer.Len()})
+		if ev.Terminal || ev.Err != nil {
+			// The answer is complete: screen all of it before the
+			// terminator (or the provider's error) goes out.
+			if blocked, err := r.screen(ctx, true); blocked || err != nil {
+				return err
+			}
+			if err := r.release(r.answer.Len()); err != nil {
+				return err
+			}
+			continue
+		}
+		if ev.Delta == "" {
+			// A text-less event behind nothing pending goes out at once.
+			if len(r.queue) == 1 {
+				if err := r.release(r.answer.Len()); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if r.answer.Len()-r.released < r.opts.HoldBack+len(ev.Delta) && r.answer.Len() < MaxAnswer {
+			// Not enough text after the oldest pending event yet. Screening
+			// here would only repeat work the next event redoes.
+			if r.queue[0].end+r.opts.HoldBack > r.answer.Len() {
+				continue
+			}
+		}
+		if blocked, err := r.screen(ctx, false); blocked || err != nil {
+			return err
+		}
+		if err := r.release(r.answer.Len() - r.opts.HoldBack); err != nil {
+			return err
+		}
+	}
+}
+
+// finish screens and releases whatever is left when the upstream ends
+// without a terminator (Gemini's JSON array, a cut connection).
+func (r *runner) finish(ctx context.Context) error {
+	if len(r.queue) == 0 {
+		return nil
+	}
+	if blocked, err := r.screen(ctx, true); blocked || err != nil {
+		return err
+	}
+	return r.release(r.answer.Len())
+}
+
+// screen screens the window from a HoldBack before the first unreleased
+// byte to the end of the answer. A block emits the provider's error event.
+// Modify rewrites the text of pending events.
+func (r *runner) screen(ctx context.Context, final bool) (bool, error) {
+	if r.opts.Screen == nil || len(r.queue) == 0 {
+		return false, nil
+	}
+	text := r.answer.String()
+	from := max(0, r.released-r.opts.HoldBack)
+	window := text[from:]
+	if window == "" {
+		return false, nil
+	}
+	conv := &scanner.Conversation{Messages: []scanner.Message{{Role: scanner.RoleAssistant, Text: window}}}
+	res := r.opts.Screen(ctx, conv)
+	if res == nil {
+		return false, nil
+	}
+	r.merge(res, from)
+	switch res.Outcome {
+	case scanner.Blocked:
+		r.out.Blocked = true
+		msg := res.FlagMessage
+		if msg == "" {
+			msg = "The answer was blocked by the organization's AI security policy."
+		}
+		if err := r.emit(r.opts.Stream.Block("content_blocked", msg)); err != nil {
+			return true, err
+		}
+		r.queue = nil
+		return true, nil
+	case scanner.Modified:
+		return false, r.redact(res, from)
+	}
+	return false, nil
+}
+
+// merge keeps the most severe result, with findings shifted to answer
+// offsets so the record points into the assembled answer.
+func (r *runner) merge(res *scanner.Result, from int) {
+	for i := range res.Scanners {
+		for j := range res.Scanners[i].Findings {
+			f := &res.Scanners[i].Findings[j]
+			if f.End > f.Start {
+				f.Start += from
+				f.End += from
+			}
+		}
+	}
+	if r.out.Result == nil || res.Outcome.Severity() > r.out.Result.Outcome.Severity() {
+		r.out.Result = res
+		return
+	}
+	// Keep findings of later windows of the same severity too.
+	for i := range res.Scanners {
+		if res.Scanners[i].Outcome == scanner.Passed || res.Scanners[i].Outcome == scanner.Skipped {
+			continue
+		}
+		for k := range r.out.Result.Scanners {
+			if r.out.Result.Scanners[k].ScannerID == res.Scanners[i].ScannerID {
+				r.out.Result.Scanners[k].Findings = append(r.out.Result.Scanners[k].Findings, res.Scanners[i].Findings...)
+			}
+		}
+	}
+}
+
+// redact rewrites pending events so no matched byte reaches the client: the
+// placeholder goes to the event holding the match's first pending byte,
+// the match's other bytes are dropped from their events.
+func (r *runner) redact(res *scanner.Result, from int) error {
+	var spans []scanner.Match
+	for _, sr := range res.Scanners {
+		if sr.Outcome != scanner.Modified {
+			continue
+		}
+		for _, f := range sr.Findings {
+			if f.End <= f.Start || f.End <= r.released || r.done(f.Match) {
+				continue
+			}
+			m := f.Match
+			m.Start = max(m.Start, r.released)
+			spans = append(spans, m)
+		}
+	}
+	if len(spans) == 0 {
+		return nil
+	}
+	var vault scanner.Vault
+	text := r.answer.String()
+	for i := range r.queue {
+		p := &r.queue[i]
+		if p.end <= p.start {
+			continue
+		}
+		var local []scanner.Match
+		for _, m := range spans {
+			if m.Start < p.end && m.End > p.start {
+				lm := m
+				lm.Start = max(m.Start, p.start) - p.start
+				lm.End = min(m.End, p.end) - p.start
+				local = append(local, lm)
+			}
+		}
+		if len(local) == 0 {
+			continue
+		}
+		current := p.ev.Delta
+		if current == text[p.start:p.end] {
+			current = vault.Redact(current, local)
+		}
+		raw, err := r.opts.Stream.Rewrite(&p.ev, current)
+		if err != nil {
+			return err
+		}
+		p.ev.Raw = raw
+		p.ev.Delta = current
+	}
+	r.redactions = append(r.redactions, spans...)
+	return nil
+}
+
+func (r *runner) done(m scanner.Match) bool {
+	for _, d := range r.redactions {
+		if d.Start <= m.Start && d.End >= m.End {
+			return true
+		}
+	}
+	return false
+}
+
+// release emits, in order, every pending event whose text ends at or
+// before upTo.
+func (r *runner) release(upTo int) error {
+	n := 0
+	for n < len(r.queue) && r.queue[n].end <= upTo {
+		p := &r.queue[n]
+		if err := r.emit(p.ev.Raw); err != nil {
+			return err
+		}
+		r.redacted.WriteString(p.ev.Delta)
+		r.released = p.end
+		n++
+	}
+	r.queue = r.queue[n:]
+	return nil
+}
+
+func (r *runner) emit(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if err := r.opts.Emit(b); err != nil {
+		return errors.Join(ErrEmit, err)
+	}
+	r.out.Events++
+	return nil
+}
