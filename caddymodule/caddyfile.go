@@ -506,6 +506,7 @@ func parseHandlerDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 //	    provider          <name>
 //	    project           <id>
 //	    stream_hold_back  <bytes>
+//	    pass_through      upgrade|multipart|unknown_format ...
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -546,6 +547,16 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "project":
 			if !d.AllArgs(&h.ProjectID) {
 				return d.ArgErr()
+			}
+		case "pass_through":
+			h.PassThrough = d.RemainingArgs()
+			if len(h.PassThrough) == 0 {
+				return d.ArgErr()
+			}
+			for _, k := range h.PassThrough {
+				if k != passUpgrade && k != passMultipart && k != passUnknownFormat {
+					return d.Errf("pass_through: unknown kind %q (upgrade, multipart, unknown_format)", k)
+				}
 			}
 		case "stream_hold_back":
 			n, perr := parseIntArg(d)

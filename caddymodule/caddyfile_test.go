@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +175,8 @@ func TestUnmarshalHandler(t *testing.T) {
 		{name: "duplicate", input: "promptwall {\n format a\n format b\n}", wantErr: `duplicate sub-directive "format"`},
 		{name: "endpoint twice", input: "promptwall a {\n endpoint b\n}", wantErr: "endpoint given twice"},
 		{name: "bad size", input: "promptwall {\n max_body_size lots\n}", wantErr: `bad size "lots"`},
+		{name: "pass through", input: "promptwall {\n pass_through upgrade multipart\n stream_hold_back 128\n}", want: Handler{PassThrough: []string{"upgrade", "multipart"}, StreamHoldBack: 128}},
+		{name: "bad pass through", input: "promptwall {\n pass_through everything\n}", wantErr: `unknown kind "everything"`},
 		{name: "too many args", input: "promptwall a b", wantErr: "wrong argument count"},
 	}
 	for _, tc := range tests {
@@ -189,7 +192,7 @@ func TestUnmarshalHandler(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if h != tc.want {
+			if !reflect.DeepEqual(h, tc.want) {
 				t.Errorf("got %+v, want %+v", h, tc.want)
 			}
 		})

@@ -54,6 +54,12 @@ type Handler struct {
 	// ProjectID attributes the route's records to a project. Default: the
 	// endpoint's project.
 	ProjectID string `json:"project_id,omitempty"`
+	// PassThrough lists the kinds of unscreenable requests forwarded
+	// unscreened instead of refused: "upgrade" (WebSocket, realtime),
+	// "multipart" (file uploads) and "unknown_format" (a body no wire format
+	// recognises). Each is recorded as passed with every scanner skipped,
+	// never as screened. Default: none; all are refused with 4xx.
+	PassThrough []string `json:"pass_through,omitempty"`
 	// StreamHoldBack is how many bytes of a streamed answer's text are
 	// withheld until screened past: a secret or banned phrase up to this
 	// long that is split across events is caught before any of it is
@@ -117,8 +123,13 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 
 // Validate checks the configuration.
 func (h *Handler) Validate() error {
-	if h.MaxBodySize < 0 || h.MaxResponseSize < 0 {
-		return errors.New("max_body_size and max_response_size must be positive")
+	if h.MaxBodySize < 0 || h.MaxResponseSize < 0 || h.StreamHoldBack < 0 {
+		return errors.New("max_body_size, max_response_size and stream_hold_back must be positive")
+	}
+	for _, k := range h.PassThrough {
+		if k != passUpgrade && k != passMultipart && k != passUnknownFormat {
+			return fmt.Errorf("pass_through: unknown kind %q (upgrade, multipart, unknown_format)", k)
+		}
 	}
 	return nil
 }
@@ -163,9 +174,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	errFmt := h.errorFormat(r.URL.Path)
 	if isUpgrade(r) {
+		if h.passes(passUpgrade) {
+			return h.passUnscreened(w, r, next, errFmt, "connection upgrade")
+		}
 		h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
 		return h.writeError(w, errFmt, http.StatusBadRequest, "unsupported_request",
 			"Connection upgrades (WebSocket, realtime) cannot be screened by this gateway.")
+	}
+	if isMultipart(r.Header.Get("Content-Type")) {
+		if h.passes(passMultipart) {
+			return h.passUnscreened(w, r, next, errFmt, "multipart upload")
+		}
+		h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
+		return h.writeError(w, errFmt, http.StatusUnsupportedMediaType, "unsupported_request",
+			"Multipart uploads cannot be screened by this gateway.")
 	}
 	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
 		h.app.metrics.rejected.WithLabelValues("malformed").Inc()
@@ -197,8 +219,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	} else {
 		f, err := format.Detect(r.URL.Path, raw)
 		if err != nil {
+			if h.passes(passUnknownFormat) {
+				restoreBody(r, bytes.Clone(raw))
+				return h.passUnscreened(w, r, next, errFmt, "unknown wire format")
+			}
 			h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
-			return h.writeFormatError(w, errFmt, err)
+			return h.writeError(w, errFmt, http.StatusBadRequest, "unsupported_request",
+				"The request's API format is not one the gateway can screen.")
 		}
 		x.format = f
 	}
@@ -267,7 +294,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	var ss *streamScreening
 	if h.ep.hasOutput {
 		ic.stream = func(status int, header http.Header) io.Writer {
-			if status < 200 || status >= 300 || !isStreamed(x.req, header) {
+			// A format without a stream decoder (generic, embeddings) has
+			// its answer held and parsed whole instead: fail closed.
+			if status < 200 || status >= 300 || !isStreamed(x.req, header) || x.format.NewStream(strings.NewReader("")) == nil {
 				return nil
 			}
 			ss = h.startStreamScreening(r.Context(), x, ic)
@@ -344,17 +373,27 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 		h.app.metrics.screenDuration.WithLabelValues(string(scanner.Output)).Observe(time.Since(start).Seconds())
 		return res
 	}
+	enc := ic.Header().Get("Content-Encoding")
+	ic.Header().Del("Content-Encoding")
 	go func() {
 		defer close(ss.done)
+		defer pr.CloseWithError(errStreamEnded)
+		body, err := decodingReader(enc, pr)
+		if err != nil {
+			// Nothing of an answer we cannot decode reaches the client.
+			ss.err = err
+			ss.out.Blocked = true
+			_ = ic.emit(x.format.NewStream(strings.NewReader("")).Block("upstream_error", "The provider's answer cannot be screened."))
+			return
+		}
 		ss.out, ss.err = streamscreen.Run(ctx, streamscreen.Options{
-			Stream:   x.format.NewStream(pr),
+			Stream:   x.format.NewStream(body),
 			Screen:   screen,
 			Emit:     ic.emit,
 			HoldBack: h.StreamHoldBack,
 		})
-		// Whatever ended the screening, the upstream copy must not block
-		// on a pipe nobody reads.
-		pr.CloseWithError(errStreamEnded)
+		// Whatever ended the screening (deferred above), the upstream copy
+		// must not block on a pipe nobody reads.
 	}()
 	return ss
 }
@@ -393,8 +432,15 @@ func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exch
 	answer := ic.buf.Bytes()
 	x.providerResult = truncate(string(answer), providerResultLimit)
 	if enc := ic.Header().Get("Content-Encoding"); enc != "" && enc != "identity" {
-		return h.writeError(w, x.format, http.StatusBadGateway, "upstream_error",
-			"The provider's answer is compressed ("+enc+") and cannot be screened.")
+		decoded, err := decodeBody(enc, answer, int(h.MaxResponseSize))
+		if err != nil {
+			x.upstreamErr = err
+			return h.writeError(w, x.format, http.StatusBadGateway, "upstream_error",
+				"The provider's answer is compressed ("+enc+") in a way the gateway cannot screen.")
+		}
+		answer = decoded
+		ic.Header().Del("Content-Encoding")
+		x.providerResult = truncate(string(answer), providerResultLimit)
 	}
 	if len(bytes.TrimSpace(answer)) == 0 {
 		// Nothing to screen: pass the empty answer as it came.
@@ -538,6 +584,57 @@ func (h *Handler) errorFormat(path string) format.Format {
 // openAIFormat renders errors of requests whose format is unknown: OpenAI's
 // error shape is the one most clients understand.
 var openAIFormat, _ = format.ByName(format.NameOpenAIChat)
+
+// Kinds of unscreenable requests an operator may pass through.
+const (
+	passUpgrade       = "upgrade"
+	passMultipart     = "multipart"
+	passUnknownFormat = "unknown_format"
+)
+
+func (h *Handler) passes(kind string) bool {
+	for _, k := range h.PassThrough {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// passUnscreened forwards a request the operator chose to pass unscreened
+// and records it as such: outcome passed, every scanner skipped with the
+// reason, the body not stored (nothing of it was read as a prompt).
+func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, errFmt format.Format, why string) error {
+	res, err := h.app.shared.store.Reserve(r.Context())
+	if err != nil {
+		h.app.metrics.rejected.WithLabelValues("store_full").Inc()
+		w.Header().Set("Retry-After", "1")
+		return h.writeError(w, errFmt, http.StatusServiceUnavailable, "service_unavailable",
+			"The gateway cannot record requests right now; retry shortly.")
+	}
+	now := time.Now()
+	skipped := &scanner.Result{Outcome: scanner.Passed}
+	for _, st := range h.ep.settings {
+		skipped.Scanners = append(skipped.Scanners, scanner.ScannerResult{
+			ScannerID: st.ID, Version: st.Version, Direction: scanner.Input, Outcome: scanner.Skipped,
+			Started: now, Completed: now, Reason: "passed through unscreened (operator's pass_through): " + why,
+		})
+	}
+	x := &exchange{h: h, id: store.NewID(), received: now, conv: &scanner.Conversation{}, input: skipped, res: res}
+	w.Header().Set("X-Promptwall-Prompt-Id", x.id)
+	h.app.metrics.observeResult(h.labels, scanner.Input, skipped, 0)
+	err = next.ServeHTTP(w, r)
+	if err != nil {
+		x.upstreamErr = err
+	}
+	x.commit()
+	return err
+}
+
+func isMultipart(ct string) bool {
+	mt, _, _ := mime.ParseMediaType(ct)
+	return strings.HasPrefix(mt, "multipart/")
+}
 
 func checkContentType(ct string) error {
 	if ct == "" {

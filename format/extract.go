@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/promptwall/promptwall/scanner"
 )
@@ -80,9 +79,9 @@ func (c *collector) str(v span) (int, int) {
 }
 
 func (c *collector) write(raw []byte) {
-	// Most texts hold neither escapes nor invalid UTF-8 and are copied
-	// as they are; both checks run vectorised or eight bytes at a time.
-	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+	// Most texts hold no escapes and are copied as they are (validate
+	// already checked the UTF-8).
+	if bytes.IndexByte(raw, '\\') < 0 {
 		c.sb.Write(raw)
 		return
 	}

@@ -66,6 +66,14 @@ type Request struct {
 
 // Edit replaces the text at Ref (a Message.Ref from ParseRequest or
 // ParseResponse of the same body) by Text.
+//
+// A ref is a path into the body: object keys joined by '.', array indexes
+// in brackets, keys that are not plain identifiers quoted in brackets
+// (messages[2].content[0].text, args["user name"]). Text inside JSON that
+// a string holds (tool-call arguments) is named by the string's path, '#'
+// and a path inside that JSON: messages[1].tool_calls[0].function.
+// arguments#location.city. Keys are spelt as the body spells them once
+// JSON escapes are decoded.
 type Edit struct {
 	Ref  string
 	Text string

@@ -9,8 +9,8 @@ import (
 )
 
 // GenericConfig describes a JSON API that no built-in format covers, by
-// the paths of its texts. Paths use the ref syntax (see Edit) plus [*] for
-// every element of an array: "messages[*].content", "input",
+// the paths of its texts. Paths use the ref syntax (see Edit), without
+// '#', plus [*] for every element of an array: "messages[*].content", "input",
 // "choices[0].message.content". A path that names an object or an array
 // screens every string below it, so nothing under a configured path goes
 // unscreened.
@@ -171,7 +171,7 @@ func (g *generic) Blocked(_ int, code, message string) []byte {
 }
 
 // Completion renders {"<first response path>": message} with the nesting
-// the path describes, or nil without response paths.
+// the path describes (index 0 for [*]), or nil without response paths.
 func (g *generic) Completion(_ *Request, message string) []byte {
 	if len(g.answer) == 0 {
 		return nil

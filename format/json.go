@@ -47,11 +47,23 @@ var strStop = func() (t [256]bool) {
 }()
 
 // validate checks that b holds exactly one JSON value (RFC 8259) with
-// optional surrounding whitespace, nested at most maxDepth deep. Invalid
-// UTF-8 inside strings is tolerated here and replaced by U+FFFD when the
-// text is extracted, as Go's encoding/json does, so the screened text is
-// what a Go upstream (Ollama) reads.
+// optional surrounding whitespace, nested at most maxDepth deep, in valid
+// UTF-8. RFC 8259 requires UTF-8 between systems, the Python services
+// behind the big APIs refuse anything else, and Go's encoding/json would
+// silently turn bad bytes into U+FFFD: refusing them means the screen and
+// every upstream read the same text.
 func validate(b []byte) error {
+	if !utf8.Valid(b) {
+		i := 0
+		for i < len(b) {
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			i += n
+		}
+		return &syntaxError{i, "invalid UTF-8"}
+	}
 	i, err := validValue(b, skipWS(b, 0), 0)
 	if err != nil {
 		return err
@@ -383,8 +395,8 @@ func strBytes(b []byte, v span) []byte {
 }
 
 // appendUnescape appends the decoded form of raw, the content of a valid
-// JSON string without its quotes. Invalid UTF-8 and unpaired surrogates
-// become U+FFFD, as in encoding/json.
+// JSON string without its quotes. Unpaired surrogates (and invalid UTF-8,
+// which validate refuses anyway) become U+FFFD, as in encoding/json.
 func appendUnescape(dst, raw []byte) []byte {
 	for len(raw) > 0 {
 		i := 0

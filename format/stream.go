@@ -59,6 +59,11 @@ type Stream interface {
 	// shape, sent instead of the rest of the answer when screening
 	// blocks it mid-stream.
 	Block(code, message string) []byte
+	// Refresh re-applies the redactions made so far (by Rewrite) to an
+	// event without a delta that repeats earlier text, such as the
+	// Responses API's *.done events. Call it just before forwarding such
+	// an event when deltas were rewritten after it was decoded.
+	Refresh(ev *Event)
 }
 
 // frame is one event as the transport reader sees it.
@@ -434,6 +439,16 @@ func (d *decoder) Rewrite(ev *Event, text string) ([]byte, error) {
 }
 
 func (d *decoder) Block(code, message string) []byte { return d.block(code, message) }
+
+// Refresh re-applies the redactions made so far to an event without a
+// delta that repeats streamed text (Responses' *.done events). A screener
+// that holds deltas back rewrites them after Next has returned the repeat;
+// it calls Refresh on the repeat before forwarding it.
+func (d *decoder) Refresh(ev *Event) {
+	if d.echo != nil && len(ev.refs) == 0 {
+		d.echo.observe(ev)
+	}
+}
 
 // replaceData returns ev's raw bytes with its data replaced by nd.
 func replaceData(ev *Event, nd []byte) []byte {

@@ -302,6 +302,11 @@ func (r *runner) release(upTo int) error {
 	n := 0
 	for n < len(r.queue) && r.queue[n].end <= upTo {
 		p := &r.queue[n]
+		if p.ev.Delta == "" && len(r.redactions) > 0 {
+			// A repeat of earlier text (Responses' *.done events) was
+			// decoded before the deltas it repeats were redacted.
+			r.opts.Stream.Refresh(&p.ev)
+		}
 		if err := r.emit(p.ev.Raw); err != nil {
 			return err
 		}

@@ -205,3 +205,39 @@ func TestTextlessEventReleasedImmediately(t *testing.T) {
 		t.Errorf("rest of the stream: %q", rest.String())
 	}
 }
+
+// The Responses API repeats streamed text in *.done and response.completed
+// events, which are decoded before the held-back deltas are redacted: the
+// repeat must carry the redaction too.
+func TestResponsesRepeatsCarryTheRedaction(t *testing.T) {
+	ev := func(name, data string) string { return "event: " + name + "\ndata: " + data + "\n\n" }
+	full := "key " + fakeKey
+	stream := ev("response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"r","object":"response","status":"in_progress","output":[]}}`) +
+		ev("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":1,"item_id":"m","output_index":0,"content_index":0,"delta":"key `+fakeKey[:9]+`"}`) +
+		ev("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":2,"item_id":"m","output_index":0,"content_index":0,"delta":"`+fakeKey[9:]+`"}`) +
+		ev("response.output_text.done", `{"type":"response.output_text.done","sequence_number":3,"item_id":"m","output_index":0,"content_index":0,"text":"`+full+`"}`) +
+		ev("response.completed", `{"type":"response.completed","sequence_number":4,"response":{"id":"r","object":"response","status":"completed","output":[{"id":"m","type":"message","role":"assistant","content":[{"type":"output_text","text":"`+full+`","annotations":[]}]}]}}`)
+	f, err := format.ByName(format.NameOpenAIResponses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	res, err := Run(context.Background(), Options{
+		Stream:   f.NewStream(strings.NewReader(stream)),
+		Screen:   pipeline(t, scanner.ModeModify),
+		HoldBack: 64,
+		Emit:     func(b []byte) error { out.Write(b); return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), fakeKey[:9]) || strings.Contains(out.String(), fakeKey[9:]) {
+		t.Fatalf("the secret reached the client in a repeat: %s", out.String())
+	}
+	if strings.Count(out.String(), "[AWS_ACCESS_KEY_ID_1]") < 2 {
+		t.Errorf("the placeholder should appear in the deltas and the repeats: %s", out.String())
+	}
+	if res.Blocked {
+		t.Error("modify mode must not block")
+	}
+}
