@@ -14,9 +14,11 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/store"
 )
 
@@ -46,6 +48,34 @@ type Config struct {
 	// BootstrapOrgID is the org the bootstrap token acts in; required
 	// with BootstrapTokenHash.
 	BootstrapOrgID string
+	// Endpoints resolves GET /backend/v1/endpoint; optional. Without it
+	// that route is not served (404).
+	Endpoints EndpointResolver
+	// Campaigns starts and cancels red-team runs; optional. Without it
+	// the campaign-runs list is still served and starting or cancelling
+	// answers 503.
+	Campaigns CampaignRunner
+	// RedTeam reports each org's redTeam.enabled feature; the campaign
+	// routes answer 403 when it is off. nil enables every org.
+	RedTeam RedTeamGate
+	// ProviderLookup fills the providers map of includeProviders=true;
+	// optional (providers are then served as {"id": ...}).
+	ProviderLookup ProviderLookup
+	// Providers supplies the configured providers (secrets resolved) to
+	// POST /prompts; without it, or without Screener, that route answers
+	// 503. GET /providers reads the versions synced into the store.
+	Providers ProviderSource
+	// Screener resolves endpoints: their scanners screen POST /prompts,
+	// and their providers serve the providers list's endpoint filter.
+	Screener Screener
+	// Sender calls providers. Default: a *provider.Client.
+	Sender Sender
+	// Limits holds the providers' traffic limits across reloads; nil
+	// applies none.
+	Limits *limits.Registry
+	// LimitWait is how long POST /prompts waits for a provider's limits
+	// before answering 429. Default: 2s; negative: no wait.
+	LimitWait time.Duration
 }
 
 // Handler serves /backend/v1. It is safe for concurrent use.
@@ -55,6 +85,9 @@ type Handler struct {
 	mux       *http.ServeMux
 	bootstrap *[32]byte
 	bootOrg   string
+	endpoints EndpointResolver
+	redteam   campaignDeps
+	prompts   promptDeps
 }
 
 // New returns a Handler for cfg.
@@ -66,10 +99,11 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("admin: Config.BootstrapOrgID is required with BootstrapTokenHash")
 	}
 	h := &Handler{
-		store:   cfg.Store,
-		log:     cfg.Logger,
-		mux:     http.NewServeMux(),
-		bootOrg: cfg.BootstrapOrgID,
+		store:     cfg.Store,
+		log:       cfg.Logger,
+		mux:       http.NewServeMux(),
+		bootOrg:   cfg.BootstrapOrgID,
+		endpoints: cfg.Endpoints,
 	}
 	if cfg.BootstrapTokenHash != nil {
 		hash := *cfg.BootstrapTokenHash
@@ -80,6 +114,14 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h.mux.Handle("GET /backend/v1/scans", h.route(h.listScans))
 	h.mux.Handle("GET /backend/v1/prompts/{promptId}", h.route(h.getPrompt))
+	h.mux.Handle("GET /backend/v1/users", h.route(h.listUsers))
+	h.mux.Handle("GET /backend/v1/orgs", h.route(h.listOrgs))
+	h.mux.Handle("GET /backend/v1/openapi.json", h.route(h.serveOpenAPI))
+	if h.endpoints != nil {
+		h.mux.Handle("GET /backend/v1/endpoint", h.route(h.getEndpoint))
+	}
+	h.registerCampaigns(cfg)
+	h.registerPrompts(cfg)
 	return h, nil
 }
 
@@ -140,7 +182,13 @@ func (h *Handler) route(fn func(w http.ResponseWriter, r *http.Request, p Princi
 			w = mw.ResponseWriter
 		}
 		p, _ := PrincipalFromContext(r.Context())
-		if err := fn(w, r, p); err != nil {
+		// The checks every documented operation shares (roles, path and
+		// query parameters, media type) come from the OpenAPI document.
+		err := h.checkDocumented(w, r, p)
+		if err == nil {
+			err = fn(w, r, p)
+		}
+		if err != nil {
 			if err.status >= 500 {
 				h.log.Error("admin API error", zap.String("path", r.URL.Path), zap.Int("status", err.status), zap.Error(err.cause))
 			}

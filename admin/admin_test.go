@@ -85,13 +85,17 @@ func newFixture(t *testing.T) *fixture {
 		f.bob = append(f.bob, p)
 	}
 	for range 3 {
-		p := &store.Prompt{OrgID: "o2", UserID: "eve", Input: "eve"}
+		p := &store.Prompt{OrgID: "o2", UserID: "eve", Input: "eve", Type: store.TypeScan, Result: store.PromptResult{Outcome: "passed"}}
 		must(s.Put(context.Background(), p))
 		f.other = append(f.other, p)
 	}
-	root := &store.Prompt{ID: store.NewID(), OrgID: "o1", UserID: "alice", Input: "first turn", Type: store.TypePrompt}
-	mid := &store.Prompt{ID: store.NewID(), OrgID: "o1", UserID: "bob", Input: "second turn", ParentID: root.ID, Memory: root.ID}
-	leaf := &store.Prompt{ID: store.NewID(), OrgID: "o1", UserID: "alice", Input: "third turn", ParentID: mid.ID,
+	// Every record is complete (type, outcome) so that responses validate
+	// against the OpenAPI document.
+	root := &store.Prompt{ID: store.NewID(), OrgID: "o1", UserID: "alice", Input: "first turn", Type: store.TypePrompt,
+		Result: store.PromptResult{Outcome: "passed"}}
+	mid := &store.Prompt{ID: store.NewID(), OrgID: "o1", UserID: "bob", Input: "second turn", ParentID: root.ID, Memory: root.ID,
+		Type: store.TypePrompt, Result: store.PromptResult{Outcome: "passed"}}
+	leaf := &store.Prompt{ID: store.NewID(), OrgID: "o1", UserID: "alice", Input: "third turn", ParentID: mid.ID, Type: store.TypePrompt,
 		Scanners: `[{"id":"pii","mode":"block"}]`,
 		Result: store.PromptResult{Outcome: "blocked", ScannerResults: []store.ScannerResult{{
 			ScannerID: "pii", Outcome: "blocked", ScanDirection: "input",
@@ -116,6 +120,7 @@ func (f *fixture) do(t *testing.T, method, target, token string) *httptest.Respo
 	}
 	w := httptest.NewRecorder()
 	f.h.ServeHTTP(w, r)
+	validateResponse(t, r, w)
 	if ct := w.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Fatalf("%s %s: Content-Type %q", method, target, ct)
 	}
@@ -196,6 +201,7 @@ func TestErrors(t *testing.T) {
 			}
 			w := httptest.NewRecorder()
 			f.h.ServeHTTP(w, r)
+			validateResponse(t, r, w)
 			if w.Code != tt.status {
 				t.Fatalf("status %d, want %d; body %s", w.Code, tt.status, w.Body)
 			}

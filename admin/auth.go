@@ -7,6 +7,9 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/promptwall/promptwall/store"
 )
@@ -91,10 +94,24 @@ func (h *Handler) authenticate(r *http.Request) (Principal, *apiError) {
 	if user.Blocked || user.OrgID != tok.OrgID {
 		return Principal{}, challenge(true, "invalid token")
 	}
-	if _, err := h.store.GetOrg(tok.OrgID); errors.Is(err, store.ErrNotFound) {
+	org, err := h.store.GetOrg(tok.OrgID)
+	if errors.Is(err, store.ErrNotFound) {
 		return Principal{}, challenge(true, "invalid token")
 	} else if err != nil {
 		return Principal{}, internal(err)
+	}
+	// A disabled org's users are refused like blocked ones.
+	if org.Disabled {
+		return Principal{}, challenge(true, "invalid token")
+	}
+	// LastUsedAt is a convenience for operators spotting stale tokens;
+	// failing to record it must not refuse the request.
+	// TouchToken writes at most once a minute; checking here first spares
+	// the common request its second read.
+	if now := time.Now(); now.Sub(tok.LastUsedAt.Time()) >= time.Minute {
+		if err := h.store.TouchToken(sum, now); err != nil {
+			h.log.Warn("recording token use", zap.Error(err))
+		}
 	}
 	return Principal{OrgID: tok.OrgID, UserID: user.ID, Role: user.Role}, nil
 }

@@ -38,6 +38,7 @@ func (h *APIHandler) Provision(ctx caddy.Context) error {
 		Logger:             ctx.Logger(),
 		BootstrapTokenHash: app.bootstrapHash,
 		BootstrapOrgID:     defaultOrgID(),
+		Endpoints:          endpointResolver{app},
 	})
 	return err
 }

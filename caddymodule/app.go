@@ -14,6 +14,9 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 	"go.uber.org/zap"
 
+	"github.com/promptwall/promptwall/cli"
+	"github.com/promptwall/promptwall/limits"
+	"github.com/promptwall/promptwall/provider"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
 )
@@ -55,10 +58,18 @@ type App struct {
 	// Endpoints are the named endpoint configurations. An endpoint named
 	// "default" replaces the built-in default set.
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	// Providers are the upstream model APIs, with their limits and keys.
+	Providers []provider.Config `json:"providers,omitempty"`
+	// Orgs declares organizations and their users (config as code). They
+	// are created or updated at load, matched by name and e-mail; nothing
+	// is ever deleted or unblocked by a config change.
+	Orgs []cli.DeclaredOrg `json:"orgs,omitempty"`
 
 	shared        *sharedState
 	poolKey       string
 	bootstrapHash *[32]byte
+	loadedAt      time.Time
+	providers     map[string]*configuredProvider
 	endpoints     map[string]*compiledEndpoint
 	metrics       *metrics
 	logger        *zap.Logger
@@ -84,7 +95,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
 	if a.Storage == "" {
-		a.Storage = filepath.Join(caddy.AppDataDir(), "promptwall", "promptwall.db")
+		a.Storage = defaultStoragePath()
 	}
 	repl := caddy.NewReplacer()
 	a.Storage = repl.ReplaceKnown(a.Storage, "")
@@ -116,7 +127,14 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.shared = val.(*sharedState)
 
+	a.loadedAt = time.Now()
 	if err := a.bootstrap(); err != nil {
+		return err
+	}
+	if err := a.applyIdentity(); err != nil {
+		return err
+	}
+	if err := a.provisionProviders(); err != nil {
 		return err
 	}
 	return a.compileEndpoints(ctx)
@@ -167,7 +185,9 @@ var sharedPool = caddy.NewUsagePool()
 
 // sharedState is what survives a config reload.
 type sharedState struct {
-	store     *store.Store
+	store *store.Store
+	// limits holds each provider's limiter across reloads.
+	limits    *limits.Registry
 	verdicts  *scanner.VerdictCache
 	pipelines *ristretto.Cache[string, *scanner.Pipeline]
 }
@@ -199,7 +219,7 @@ func newCaches(verdictBytes int64) (*sharedState, error) {
 		verdicts.Close()
 		return nil, err
 	}
-	return &sharedState{verdicts: verdicts, pipelines: pipelines}, nil
+	return &sharedState{verdicts: verdicts, pipelines: pipelines, limits: limits.NewRegistry(nil, limitsObserver{getMetrics()})}, nil
 }
 
 func (a *App) openShared(path string) (*sharedState, error) {
@@ -256,6 +276,11 @@ func (a *App) bootstrap() error {
 	hash := sha256.Sum256([]byte(a.BootstrapToken))
 	a.bootstrapHash = &hash
 	return nil
+}
+
+// defaultStoragePath is the database path when the config names none.
+func defaultStoragePath() string {
+	return filepath.Join(caddy.AppDataDir(), "promptwall", "promptwall.db")
 }
 
 func defaultOrgID() string    { return endpointID("org/" + DefaultOrgName) }

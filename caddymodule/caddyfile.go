@@ -45,6 +45,8 @@ func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 //	    package <name> {
 //	        scanner <module> [<id>] { ... }
 //	    }
+//	    org <name> { ... }                  # declared organization and users (see parseOrgBlock)
+//	    provider <name> { ... }             # upstream model API, limits, keys (see parseProviderBlock)
 //	    endpoint <name> {
 //	        project      <project id>
 //	        chatbot      <chatbot id>
@@ -74,7 +76,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		key := d.Val()
-		if key != "scanner" && key != "package" && key != "endpoint" {
+		if key != "scanner" && key != "package" && key != "endpoint" && key != "org" && key != "provider" {
 			if seen[key] {
 				return d.Errf("duplicate sub-directive %q", key)
 			}
@@ -135,6 +137,18 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			a.Endpoints = append(a.Endpoints, ep)
+		case "provider":
+			p, err := parseProviderBlock(d)
+			if err != nil {
+				return err
+			}
+			a.Providers = append(a.Providers, p)
+		case "org":
+			org, err := parseOrgBlock(d)
+			if err != nil {
+				return err
+			}
+			a.Orgs = append(a.Orgs, org)
 		default:
 			return d.Errf("unknown promptwall sub-directive %q", key)
 		}
@@ -337,8 +351,8 @@ func setOption(d *caddyfile.Dispenser, target any, seen map[string]bool) error {
 	if !ok {
 		// A list field also answers to its singular: `pattern ...` lines
 		// add to "patterns".
-		if field, ok = fieldByJSONName(reflect.ValueOf(target).Elem(), key+"s"); !ok || field.Kind() != reflect.Slice {
-			return d.Errf("unknown scanner option %q", key)
+		if field, ok = fieldByJSONName(reflect.ValueOf(target).Elem(), key+"s"); !ok || (field.Kind() != reflect.Slice && field.Kind() != reflect.Map) {
+			return d.Errf("unknown option %q", key)
 		}
 	}
 	if k := field.Kind(); k != reflect.Slice && k != reflect.Map {
@@ -347,6 +361,20 @@ func setOption(d *caddyfile.Dispenser, target any, seen map[string]bool) error {
 		}
 		seen[key] = true
 	}
+	if field.Kind() == reflect.Pointer {
+		// Optional scalars (*bool, *int) distinguish "not set" from zero.
+		elem := reflect.New(field.Type().Elem())
+		if err := setValue(d, key, elem.Elem(), args); err != nil {
+			return err
+		}
+		field.Set(elem)
+		return nil
+	}
+	return setValue(d, key, field, args)
+}
+
+// setValue assigns args to one field by its kind.
+func setValue(d *caddyfile.Dispenser, key string, field reflect.Value, args []string) error {
 	if u, ok := field.Addr().Interface().(json.Unmarshaler); ok {
 		if len(args) != 1 {
 			return d.ArgErr()
@@ -505,6 +533,8 @@ func parseHandlerDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 //	    max_response_size <size>
 //	    provider          <name>
 //	    project           <id>
+//	    authenticate
+//	    max_queue_wait    <duration>
 //	    stream_hold_back  <bytes>
 //	    pass_through      upgrade|multipart|unknown_format ...
 //	}
@@ -558,6 +588,17 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 					return d.Errf("pass_through: unknown kind %q (upgrade, multipart, unknown_format)", k)
 				}
 			}
+		case "authenticate":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			h.Authenticate = true
+		case "max_queue_wait":
+			dur, derr := parseDurationArg(d)
+			if derr != nil {
+				return derr
+			}
+			h.MaxQueueWait = dur
 		case "stream_hold_back":
 			n, perr := parseIntArg(d)
 			if perr != nil {

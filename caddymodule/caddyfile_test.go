@@ -109,7 +109,7 @@ func TestUnmarshalGlobalOption(t *testing.T) {
 		{
 			name:    "unknown detector option",
 			input:   "promptwall {\n endpoint e {\n  scanner secrets {\n   rulez aws\n  }\n }\n}",
-			wantErr: `unknown scanner option "rulez", at Testfile:4`,
+			wantErr: `unknown option "rulez", at Testfile:4`,
 		},
 		{
 			name:    "duplicate scanner setting",

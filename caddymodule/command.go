@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/promptwall/promptwall/cli"
 	"github.com/promptwall/promptwall/record"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
@@ -26,9 +28,14 @@ func init() {
 		Long: `
 Operator commands of the Promptwall LLM security gateway.
 
-  scan     screen texts (JSON Lines on stdin) with an endpoint's scanners`,
+  scan     screen texts (JSON Lines on stdin) with an endpoint's scanners
+  user     add, list, block or unblock users
+  token    create or revoke API tokens
+
+The user and token commands open the database directly: stop the gateway
+first, or use the /backend/v1 API while it runs.`,
 		CobraFunc: func(cmd *cobra.Command) {
-			cmd.AddCommand(scanCommand())
+			cmd.AddCommand(scanCommand(), userCommand(), tokenCommand())
 		},
 	})
 }
@@ -52,7 +59,7 @@ Use it to try a policy on your own data before deploying it.`,
 			adapter, _ := f.GetString("adapter")
 			endpoint, _ := f.GetString("endpoint")
 			direction, _ := f.GetString("direction")
-			return runScan(configFile, adapter, endpoint, scanner.Direction(direction), cmd.InOrStdin(), cmd.OutOrStdout())
+			return runScan(configFile, adapter, endpoint, scannerDirection(direction), cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
 	c.Flags().StringP("config", "c", "", "Configuration file (Caddyfile or JSON); empty uses the built-in default endpoint")
@@ -162,3 +169,142 @@ func (a *App) provisionScreening(ctx caddy.Context) error {
 	a.shared = shared
 	return a.compileEndpoints(ctx)
 }
+
+// dbFlags adds the flags that locate the database.
+func dbFlags(c *cobra.Command) {
+	c.PersistentFlags().String("db", "", "Path of the Promptwall database (default: from --config, else Caddy's data directory)")
+	c.PersistentFlags().StringP("config", "c", "", "Configuration file whose promptwall storage to use")
+	c.PersistentFlags().StringP("adapter", "a", "", "Name of config adapter to apply")
+}
+
+// dbPath resolves the database: --db, else the storage of --config, else the
+// app's default path.
+func dbPath(c *cobra.Command) (string, error) {
+	if p, _ := c.Flags().GetString("db"); p != "" {
+		return p, nil
+	}
+	app := new(App)
+	if configFile, _ := c.Flags().GetString("config"); configFile != "" {
+		adapter, _ := c.Flags().GetString("adapter")
+		cfgJSON, _, _, err := caddycmd.LoadConfig(configFile, adapter)
+		if err != nil {
+			return "", err
+		}
+		var cfg struct {
+			Apps map[string]json.RawMessage `json:"apps"`
+		}
+		if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
+			return "", fmt.Errorf("reading config: %w", err)
+		}
+		if raw, ok := cfg.Apps["promptwall"]; ok {
+			if err := json.Unmarshal(raw, app); err != nil {
+				return "", fmt.Errorf("reading promptwall app config: %w", err)
+			}
+		}
+	}
+	if app.Storage == "" {
+		app.Storage = defaultStoragePath()
+	}
+	p := caddy.NewReplacer().ReplaceKnown(app.Storage, "")
+	if p == "" {
+		return "", errNoDatabase
+	}
+	return p, nil
+}
+
+func userCommand() *cobra.Command {
+	c := &cobra.Command{Use: "user", Short: "Manage users: add, list, block, unblock"}
+	dbFlags(c)
+	add := &cobra.Command{
+		Use:   "add --email <e-mail> [--name <name>] [--role owner|admin|member] [--org <org>]",
+		Short: "Add a user to an organization",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := dbPath(cmd)
+			if err != nil {
+				return err
+			}
+			f := cmd.Flags()
+			var a cli.UserAddArgs
+			a.Org, _ = f.GetString("org")
+			a.Email, _ = f.GetString("email")
+			a.Name, _ = f.GetString("name")
+			a.Role, _ = f.GetString("role")
+			a.Projects, _ = f.GetStringSlice("project")
+			return cli.UserAdd(cmd.OutOrStdout(), db, a)
+		},
+	}
+	add.Flags().String("org", DefaultOrgName, "Organization id or name")
+	add.Flags().String("email", "", "E-mail address (required, unique in the organization)")
+	add.Flags().String("name", "", "Display name")
+	add.Flags().String("role", store.RoleMember, "Role: owner, admin or member")
+	add.Flags().StringSlice("project", nil, "Projects the user belongs to")
+	list := &cobra.Command{
+		Use:   "list [--org <org>]",
+		Short: "List an organization's users",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := dbPath(cmd)
+			if err != nil {
+				return err
+			}
+			org, _ := cmd.Flags().GetString("org")
+			return cli.UserList(cmd.OutOrStdout(), db, org)
+		},
+	}
+	list.Flags().String("org", DefaultOrgName, "Organization id or name")
+	block := func(use string, blocked bool) *cobra.Command {
+		b := &cobra.Command{
+			Use:   use + " <user id or e-mail> [--org <org>]",
+			Short: strings.ToUpper(use[:1]) + use[1:] + " a user (blocked users get 401 on every call)",
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				db, err := dbPath(cmd)
+				if err != nil {
+					return err
+				}
+				org, _ := cmd.Flags().GetString("org")
+				return cli.UserBlock(cmd.OutOrStdout(), db, org, args[0], blocked)
+			},
+		}
+		b.Flags().String("org", DefaultOrgName, "Organization id or name")
+		return b
+	}
+	c.AddCommand(add, list, block("block", true), block("unblock", false))
+	return c
+}
+
+func tokenCommand() *cobra.Command {
+	c := &cobra.Command{Use: "token", Short: "Manage API tokens: create, revoke"}
+	dbFlags(c)
+	create := &cobra.Command{
+		Use:   "create <user id or e-mail> [--name <label>] [--org <org>]",
+		Short: "Create an API token for a user; it is printed once, only its SHA-256 is stored",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := dbPath(cmd)
+			if err != nil {
+				return err
+			}
+			org, _ := cmd.Flags().GetString("org")
+			name, _ := cmd.Flags().GetString("name")
+			return cli.TokenCreate(cmd.OutOrStdout(), db, org, args[0], name)
+		},
+	}
+	create.Flags().String("org", DefaultOrgName, "Organization id or name")
+	create.Flags().String("name", "", "A label for the token")
+	revoke := &cobra.Command{
+		Use:   "revoke <token id or the token itself>",
+		Short: "Revoke an API token",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := dbPath(cmd)
+			if err != nil {
+				return err
+			}
+			return cli.TokenRevoke(cmd.OutOrStdout(), db, args[0])
+		},
+	}
+	c.AddCommand(create, revoke)
+	return c
+}
+
+func scannerDirection(s string) scanner.Direction { return scanner.Direction(s) }

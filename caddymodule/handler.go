@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/promptwall/promptwall/format"
+	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/record"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
@@ -54,6 +55,17 @@ type Handler struct {
 	// ProjectID attributes the route's records to a project. Default: the
 	// endpoint's project.
 	ProjectID string `json:"project_id,omitempty"`
+	// Authenticate makes clients present a Promptwall token where they
+	// would put the provider's key (Authorization: Bearer, x-api-key,
+	// api-key, x-goog-api-key). The token is verified and removed, the
+	// record is attributed to its user, and the configured provider's
+	// secret is sent upstream instead. Requires Provider to name a
+	// configured provider. Default: off (client credentials pass through
+	// untouched and are never stored or logged).
+	Authenticate bool `json:"authenticate,omitempty"`
+	// MaxQueueWait is how long a request over its provider's rate or
+	// concurrency limit waits for room before it gets 429. Default: 0.
+	MaxQueueWait caddy.Duration `json:"max_queue_wait,omitempty"`
 	// PassThrough lists the kinds of unscreenable requests forwarded
 	// unscreened instead of refused: "upgrade" (WebSocket, realtime),
 	// "multipart" (file uploads) and "unknown_format" (a body no wire format
@@ -68,6 +80,7 @@ type Handler struct {
 
 	app    *App
 	ep     *compiledEndpoint
+	prov   *configuredProvider
 	format format.Format
 	labels routeLabels
 	logger *zap.Logger
@@ -112,6 +125,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if h.format, err = format.ByName(h.Format); err != nil {
 			return err
 		}
+	}
+	if h.Provider != "" {
+		h.prov, _ = h.app.provider(h.Provider)
+	}
+	if h.Authenticate && h.prov == nil {
+		return fmt.Errorf("authenticate needs provider to name a provider declared in the promptwall app (got %q)", h.Provider)
 	}
 	project := h.ProjectID
 	if project == "" {
@@ -163,6 +182,7 @@ type exchange struct {
 	providerResult string
 	upstreamErr    error
 	res            *store.Reservation
+	who            principal
 }
 
 // ServeHTTP screens, forwards and records one request.
@@ -173,9 +193,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	errFmt := h.errorFormat(r.URL.Path)
+	var who principal
+	if h.Authenticate {
+		var err error
+		if who, err = h.authenticate(r); err != nil {
+			h.app.metrics.rejected.WithLabelValues("unauthenticated").Inc()
+			return h.writeError(w, errFmt, http.StatusUnauthorized, "invalid_api_key", errBadToken.Error()+".")
+		}
+		// The token goes no further than this handler.
+		useProviderKey(r, h.prov)
+	}
 	if isUpgrade(r) {
 		if h.passes(passUpgrade) {
-			return h.passUnscreened(w, r, next, errFmt, "connection upgrade")
+			return h.passUnscreened(w, r, next, errFmt, who, "connection upgrade")
 		}
 		h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
 		return h.writeError(w, errFmt, http.StatusBadRequest, "unsupported_request",
@@ -183,7 +213,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	if isMultipart(r.Header.Get("Content-Type")) {
 		if h.passes(passMultipart) {
-			return h.passUnscreened(w, r, next, errFmt, "multipart upload")
+			return h.passUnscreened(w, r, next, errFmt, who, "multipart upload")
 		}
 		h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
 		return h.writeError(w, errFmt, http.StatusUnsupportedMediaType, "unsupported_request",
@@ -213,7 +243,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return h.writeError(w, errFmt, http.StatusBadRequest, "invalid_request_error", "The request body is not valid UTF-8.")
 	}
 
-	x := &exchange{h: h, received: time.Now()}
+	x := &exchange{h: h, received: time.Now(), who: who}
 	if h.format != nil {
 		x.format = format.Bind(h.format, r.URL.Path)
 	} else {
@@ -221,7 +251,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		if err != nil {
 			if h.passes(passUnknownFormat) {
 				restoreBody(r, bytes.Clone(raw))
-				return h.passUnscreened(w, r, next, errFmt, "unknown wire format")
+				return h.passUnscreened(w, r, next, errFmt, who, "unknown wire format")
 			}
 			h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
 			return h.writeError(w, errFmt, http.StatusBadRequest, "unsupported_request",
@@ -281,6 +311,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		raw = rewritten
 	}
+
+	// The provider's limits count upstream calls: take them only for a
+	// request that is going upstream, and hold them until its answer is
+	// fully written (streams included).
+	release, err := h.acquire(r.Context())
+	if err != nil {
+		committed = true
+		x.upstreamErr = err
+		x.commit()
+		return h.writeLimited(w, x, err)
+	}
+	defer release()
 
 	restoreBody(r, raw)
 	if h.ep.hasOutput {
@@ -481,12 +523,18 @@ func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exch
 // committed.
 func (x *exchange) commit() {
 	h := x.h
+	org := x.who.orgID
+	if org == "" {
+		org = defaultOrgID()
+	}
 	p := &store.Prompt{
 		ID:         x.id,
 		Type:       "prompt",
-		OrgID:      defaultOrgID(),
+		OrgID:      org,
+		UserID:     x.who.userID,
 		ProjectID:  h.labels.project,
 		Provider:   h.Provider,
+		ProviderID: h.providerID(),
 		EndpointID: h.ep.ID,
 		ReceivedAt: store.Timestamp(x.received),
 	}
@@ -502,6 +550,9 @@ func (x *exchange) commit() {
 	if x.upstreamErr != nil && x.input.Outcome != scanner.Blocked {
 		p.Result.Outcome = string(scanner.Error)
 		p.Result.ProviderResult = "upstream error: " + x.upstreamErr.Error()
+		if _, limited := errors.AsType[*limits.LimitError](x.upstreamErr); limited {
+			p.Result.ProviderResult = "not forwarded: " + x.upstreamErr.Error()
+		}
 	}
 	p.Scanners = h.ep.settingsJSON()
 	if h.ep.hasDeferred {
@@ -604,7 +655,7 @@ func (h *Handler) passes(kind string) bool {
 // passUnscreened forwards a request the operator chose to pass unscreened
 // and records it as such: outcome passed, every scanner skipped with the
 // reason, the body not stored (nothing of it was read as a prompt).
-func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, errFmt format.Format, why string) error {
+func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, errFmt format.Format, who principal, why string) error {
 	res, err := h.app.shared.store.Reserve(r.Context())
 	if err != nil {
 		h.app.metrics.rejected.WithLabelValues("store_full").Inc()
@@ -620,9 +671,16 @@ func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next ca
 			Started: now, Completed: now, Reason: "passed through unscreened (operator's pass_through): " + why,
 		})
 	}
-	x := &exchange{h: h, id: store.NewID(), received: now, conv: &scanner.Conversation{}, input: skipped, res: res}
+	x := &exchange{h: h, id: store.NewID(), received: now, conv: &scanner.Conversation{}, input: skipped, res: res, who: who}
 	w.Header().Set("X-Promptwall-Prompt-Id", x.id)
 	h.app.metrics.observeResult(h.labels, scanner.Input, skipped, 0)
+	release, err := h.acquire(r.Context())
+	if err != nil {
+		x.upstreamErr = err
+		x.commit()
+		return h.writeLimited(w, x, err)
+	}
+	defer release()
 	err = next.ServeHTTP(w, r)
 	if err != nil {
 		x.upstreamErr = err
@@ -704,3 +762,11 @@ var (
 	_ caddy.Validator             = (*Handler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 )
+
+// providerID is the configured provider's id, "" for a label-only name.
+func (h *Handler) providerID() string {
+	if h.prov == nil {
+		return ""
+	}
+	return h.prov.cfg.ID
+}

@@ -25,6 +25,10 @@ type metrics struct {
 	cacheHits       *prometheus.CounterVec
 	cacheMisses     *prometheus.CounterVec
 
+	limitRejected *prometheus.CounterVec
+	inFlight      *prometheus.GaugeVec
+	queueWait     *prometheus.HistogramVec
+
 	storeQueueDepth prometheus.Gauge
 	storeBatchSize  prometheus.Histogram
 	storeCommit     prometheus.Histogram
@@ -81,6 +85,18 @@ func getMetrics() *metrics {
 			cacheMisses: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Namespace: ns, Name: "cache_misses_total", Help: "Cache misses, by cache.",
 			}, []string{"cache"}),
+			limitRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Namespace: ns, Name: "ratelimit_rejected_total",
+				Help: "Requests refused with 429 by a provider's limits, by provider and reason (rate, concurrency).",
+			}, []string{"provider", "reason"}),
+			inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Namespace: ns, Name: "inflight_requests",
+				Help: "Requests holding a provider's concurrency slot, by provider.",
+			}, []string{"provider"}),
+			queueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+				Namespace: ns, Name: "queue_wait_seconds",
+				Help: "Time requests waited for a provider's rate token or slot.", Buckets: latencyBuckets,
+			}, []string{"provider"}),
 			storeQueueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
 				Namespace: ns, Subsystem: "store", Name: "queue_depth",
 				Help: "Records reserved or queued and not yet committed.",
@@ -110,6 +126,7 @@ func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.requests, m.actions, m.rejected, m.scannerDuration, m.scannerErrors,
 		m.screenDuration, m.upstreamSeconds, m.cacheHits, m.cacheMisses,
+		m.limitRejected, m.inFlight, m.queueWait,
 		m.storeQueueDepth, m.storeBatchSize, m.storeCommit, m.storeErrors, m.storeRejected,
 	}
 }
@@ -171,3 +188,17 @@ func (o storeObserver) Committed(batch int, d time.Duration, err error) {
 	o.m.storeCommit.Observe(d.Seconds())
 }
 func (o storeObserver) Rejected() { o.m.storeRejected.Inc() }
+
+// limitsObserver feeds the provider limiters' hooks into the collectors.
+// Provider names come from the operator's configuration: bounded labels.
+type limitsObserver struct{ m *metrics }
+
+func (o limitsObserver) InFlight(provider string, n int) {
+	o.m.inFlight.WithLabelValues(provider).Set(float64(n))
+}
+func (o limitsObserver) Rejected(provider, reason string) {
+	o.m.limitRejected.WithLabelValues(provider, reason).Inc()
+}
+func (o limitsObserver) Waited(provider string, d time.Duration) {
+	o.m.queueWait.WithLabelValues(provider).Observe(d.Seconds())
+}

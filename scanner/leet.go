@@ -69,29 +69,52 @@ func leetTokenByte(c byte) bool {
 // edgeFoldable is what may be folded at a token's edge: digits, '@', '$'.
 func edgeFoldable(c byte) bool { return ('0' <= c && c <= '9') || c == '@' || c == '$' }
 
+// Classes of a byte for foldLeet, so its scan is one load per byte.
+const (
+	lcToken = 1 << iota // may be part of a token: leetTokenByte
+	lcLeet              // a digit or symbol that may stand for a letter
+)
+
+var leetClass = func() (t [256]uint8) {
+	for c := range 256 {
+		if leetTokenByte(byte(c)) {
+			t[c] |= lcToken
+			if !isLower(byte(c)) {
+				t[c] |= lcLeet
+			}
+		}
+	}
+	return t
+}()
+
 // foldLeet rewrites b in place; every replacement is one ASCII byte for one,
-// so the origin map stays valid.
+// so the origin map stays valid. Only tokens with a digit or symbol in them
+// can change, so it skips from one such byte to the next (most text has
+// few) and examines the token around it.
 func foldLeet(b []byte) {
 	for i := 0; i < len(b); {
-		if !leetTokenByte(b[i]) {
+		for i < len(b) && leetClass[b[i]]&lcLeet == 0 {
 			i++
-			continue
 		}
+		if i == len(b) {
+			return
+		}
+		// The token around b[i]: back to its start (never into the last
+		// token examined, which ended before a non-token byte), then on
+		// to its end.
 		j := i
+		for j > 0 && leetClass[b[j-1]]&lcToken != 0 {
+			j--
+		}
 		letters := 0
-		hasLeet := false
-		for j < len(b) && leetTokenByte(b[j]) {
-			if isLower(b[j]) {
+		for i = j; i < len(b) && leetClass[b[i]]&lcToken != 0; i++ {
+			if isLower(b[i]) {
 				letters++
-			} else {
-				hasLeet = true
 			}
-			j++
 		}
-		if hasLeet && letters > 0 {
-			foldToken(b[i:j], letters)
+		if letters > 0 {
+			foldToken(b[j:i], letters)
 		}
-		i = j
 	}
 }
 

@@ -3,6 +3,7 @@ package scanner
 import (
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -152,11 +153,11 @@ func foldConfusable(r rune) (string, bool) {
 // character is a normalisation boundary, so cutting there cannot change the
 // result.
 func canonicalize(s string) (View, []Match) {
-	if isASCII(s) {
+	if len(s) > maxViewLen || isASCII(s) {
 		return View{S: s}, nil
 	}
 	grow := len(s) + len(s)/8 + 8
-	b := canonBuilder{s: s, buf: make([]byte, 0, grow), origin: make([]int, 0, grow+1)}
+	b := canonBuilder{s: s, buf: make([]byte, 0, grow), origin: make([]int32, 0, grow+1)}
 	i := 0
 	for i < len(s) {
 		j := i
@@ -179,14 +180,14 @@ func canonicalize(s string) (View, []Match) {
 		b.chunk(a, k)
 		i = k
 	}
-	b.origin = append(b.origin, len(s))
+	b.origin = append(b.origin, int32(len(s)))
 	return View{S: string(b.buf), origin: b.origin}, b.inv
 }
 
 type canonBuilder struct {
 	s      string
 	buf    []byte
-	origin []int
+	origin []int32
 	inv    []Match
 	// lastClass is the class of the last reported match, so adjacent
 	// invisibles of one class are reported as one span.
@@ -208,7 +209,7 @@ func (b *canonBuilder) ascii(i, j int) {
 	}
 	b.buf = append(b.buf, b.s[i:j]...)
 	for k := i; k < j; k++ {
-		b.origin = append(b.origin, k)
+		b.origin = append(b.origin, int32(k))
 	}
 	b.prev = rune(b.s[j-1])
 	b.vsRun = 0
@@ -265,7 +266,7 @@ func (b *canonBuilder) rune(r rune, start, end int, exact bool) {
 		if to, ok := foldConfusable(r); ok {
 			b.buf = append(b.buf, to...)
 			for range len(to) {
-				b.origin = append(b.origin, start)
+				b.origin = append(b.origin, int32(start))
 			}
 			return
 		}
@@ -274,9 +275,9 @@ func (b *canonBuilder) rune(r rune, start, end int, exact bool) {
 	b.buf = utf8.AppendRune(b.buf, r)
 	for k := n; k < len(b.buf); k++ {
 		if exact {
-			b.origin = append(b.origin, start+k-n)
+			b.origin = append(b.origin, int32(start+k-n))
 		} else {
-			b.origin = append(b.origin, start)
+			b.origin = append(b.origin, int32(start))
 		}
 	}
 }
@@ -386,54 +387,163 @@ func complexLetter(r rune) bool {
 // spaced out one by one joined again, whitespace runs collapsed to one
 // space, then leetspeak folded in place (see leet.go). Folding leetspeak
 // last lets "1 g n 0 r 3" be joined first and read as one word.
+//
+// Cost. This runs on every screened text, so the common case is kept to a
+// copy: an ASCII word is lowercased in a tight loop, a word start is
+// tested for letter spacing only when the next byte could continue a
+// chain, and leetspeak is looked for only around digits and symbols.
+//
+// The map back to the original is sparse when Canonical is the identity
+// (ASCII text): every folded byte then comes from one original byte in
+// order, so the map is the identity with a shift that grows where bytes
+// were dropped (a whitespace run, a chain's separators). Only the shifts
+// are recorded, a handful per text, instead of four bytes per byte.
+// Otherwise the dense map is composed with Canonical's.
 func fold(c *View, original string) View {
 	src := c.S
-	f := folder{src: src, corig: c.origin, buf: make([]byte, 0, len(src)), origin: make([]int, 0, len(src)+1)}
+	if len(src) > maxViewLen {
+		return *c
+	}
+	f := folder{src: src, corig: c.origin, sparse: c.origin == nil}
+	if f.sparse {
+		// ASCII: one byte out per byte in at most.
+		f.buf = make([]byte, 0, len(src))
+	} else {
+		// Lowercasing can lengthen a rune (U+023A to U+2C65, two bytes to
+		// three); a little slack avoids a regrowth for the common case.
+		n := len(src) + len(src)/16 + utf8.UTFMax
+		f.buf = make([]byte, 0, n)
+		f.origin = make([]int32, 0, n+1)
+	}
 	f.run()
 	foldLeet(f.buf)
-	f.origin = append(f.origin, len(original))
-	return View{S: string(f.buf), origin: f.origin}
+	n := len(f.buf)
+	v := View{}
+	if n > 0 {
+		// f.buf is never written again and not shared: the view can own
+		// it as a string without a copy.
+		v.S = unsafe.String(unsafe.SliceData(f.buf), n)
+	}
+	if f.sparse {
+		f.shiftTo(len(original), n)
+		v.shifts = f.shifts
+	} else {
+		v.origin = append(f.origin, int32(len(original)))
+	}
+	return v
 }
 
 type folder struct {
-	src    string
-	corig  []int // Canonical's origin; nil when it is the identity
-	buf    []byte
-	origin []int
+	src   string
+	corig []int32 // Canonical's origin; nil when it is the identity
+	buf   []byte
+	// sparse says the map is kept as shifts (see fold); otherwise origin
+	// holds one entry per byte of buf.
+	sparse bool
+	shifts []shift
+	by     int32 // the current shift
+	origin []int32
 	// noChainUntil stops a failed letter-spacing chain from being tried
 	// again at each of its letters, which would be quadratic.
 	noChainUntil int
 }
 
-func (f *folder) at(i int) int {
+// Byte classes of the fold.
+const (
+	fcSpace = 1 << iota // ASCII whitespace
+	fcSep               // letter-spacing chain separator: ' ', '.', '-', '_'
+	fcHigh              // part of a multi-byte rune
+)
+
+var foldClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = fcHigh
+		case asciiSpace(byte(c)):
+			t[c] = fcSpace
+		}
+		if isChainSep(byte(c)) {
+			t[c] |= fcSep
+		}
+	}
+	return t
+}()
+
+func (f *folder) at(i int) int32 {
 	if f.corig == nil {
-		return i
+		return int32(i)
 	}
 	return f.corig[i]
 }
 
+// shiftTo records, in sparse mode, that the next folded byte (at view
+// offset n) comes from original byte i.
+func (f *folder) shiftTo(i, n int) {
+	if d := int32(i - n); d != f.by {
+		f.by = d
+		if f.shifts == nil {
+			// Prose has a dropped run every paragraph or so: sized for
+			// one per 32 bytes, growing is rare.
+			f.shifts = make([]shift, 0, len(f.src)/32+4)
+		}
+		f.shifts = append(f.shifts, shift{at: int32(n), by: d})
+	}
+}
+
+// densify turns a sparse map into a dense one. Sparse mode means ASCII
+// text, for which nothing needs this; it keeps a surprise correct.
+func (f *folder) densify() {
+	if !f.sparse {
+		return
+	}
+	v := View{S: unsafe.String(unsafe.SliceData(f.buf), len(f.buf)), shifts: f.shifts}
+	f.origin = make([]int32, len(f.buf), cap(f.buf)+utf8.UTFMax+1)
+	for k := range f.origin {
+		f.origin[k] = int32(v.at(k))
+	}
+	f.sparse, f.shifts = false, nil
+}
+
 func (f *folder) emit(c byte, i int) {
+	if f.sparse {
+		f.shiftTo(i, len(f.buf))
+	} else {
+		f.origin = append(f.origin, f.at(i))
+	}
 	f.buf = append(f.buf, c)
-	f.origin = append(f.origin, f.at(i))
 }
 
 func (f *folder) run() {
 	src := f.src
 	for i := 0; i < len(src); {
-		if n := spaceAt(src, i); n > 0 {
-			j := i + n
-			for {
-				m := spaceAt(src, j)
-				if m == 0 {
+		c := src[i]
+		cls := foldClass[c]
+		if cls&fcSpace != 0 || (cls&fcHigh != 0 && spaceAt(src, i) > 0) {
+			j := i + 1
+			if cls&fcHigh != 0 {
+				j = i + spaceAt(src, i)
+			}
+			for j < len(src) {
+				if cl := foldClass[src[j]]; cl&fcSpace != 0 {
+					j++
+				} else if cl&fcHigh == 0 {
+					break
+				} else if m := spaceAt(src, j); m > 0 {
+					j += m
+				} else {
 					break
 				}
-				j += m
 			}
 			f.emit(' ', i)
 			i = j
 			continue
 		}
-		if i >= f.noChainUntil && (i == 0 || isChainSep(src[i-1]) || spaceBefore(src, i)) {
+		// A chain starts with a one-character token, so one ASCII byte
+		// after the first that cannot end a token (a letter, digit or
+		// symbol) rules it out without walking it.
+		if (cls&fcHigh != 0 || i+1 >= len(src) || foldClass[src[i+1]] != 0) &&
+			i >= f.noChainUntil && (i == 0 || foldClass[src[i-1]]&(fcSep|fcSpace) != 0 || spaceBefore(src, i)) {
 			if end, ok := f.chain(i, false); ok {
 				f.chain(i, true)
 				i = end
@@ -442,38 +552,55 @@ func (f *folder) run() {
 				f.noChainUntil = end
 			}
 		}
-		if src[i] < utf8.RuneSelf {
-			// Copy the rest of an ASCII word in a tight loop, up to the
-			// next space, non-ASCII byte or chain separator (after
-			// which a new token may start).
-			buf, org := f.buf, f.origin
-			for {
-				c := src[i]
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
+		if cls&fcHigh == 0 {
+			// Copy the rest of an ASCII word lowercased, up to the next
+			// space, non-ASCII byte or chain separator (after which a new
+			// token may start): find its end, copy it, lowercase the
+			// copy. The word maps byte for byte, so the map needs one
+			// shift check for all of it, or one entry per byte.
+			j := i + 1
+			if cls&fcSep == 0 {
+				for j < len(src) && foldClass[src[j]] == 0 {
+					j++
 				}
-				buf = append(buf, c)
-				if f.corig == nil {
-					org = append(org, i)
-				} else {
-					org = append(org, f.corig[i])
-				}
-				i++
-				if isChainSep(c) || i == len(src) || src[i] >= utf8.RuneSelf || asciiSpace(src[i]) {
-					break
+				if j < len(src) && foldClass[src[j]] == fcSep { // '.', '-', '_'
+					j++
 				}
 			}
-			f.buf, f.origin = buf, org
+			n := len(f.buf)
+			buf := append(f.buf, src[i:j]...)
+			for k, c := range buf[n:] {
+				if c-'A' < 26 {
+					buf[n+k] = c + 'a' - 'A'
+				}
+			}
+			if f.sparse {
+				f.shiftTo(i, len(f.buf))
+			} else if f.corig == nil {
+				for k := i; k < j; k++ {
+					f.origin = append(f.origin, int32(k))
+				}
+			} else {
+				f.origin = append(f.origin, f.corig[i:j]...)
+			}
+			f.buf = buf
+			i = j
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(src[i:])
-		l := unicode.ToLower(r)
-		k := len(f.buf)
-		f.buf = utf8.AppendRune(f.buf, l)
-		for ; k < len(f.buf); k++ {
-			f.origin = append(f.origin, f.at(i))
-		}
+		f.appendRune(unicode.ToLower(r), i)
 		i += n
+	}
+}
+
+// appendRune appends r, every byte of it mapped to the character at src[i].
+func (f *folder) appendRune(r rune, i int) {
+	f.densify()
+	k := len(f.buf)
+	f.buf = utf8.AppendRune(f.buf, r)
+	o := f.at(i)
+	for ; k < len(f.buf); k++ {
+		f.origin = append(f.origin, o)
 	}
 }
 
@@ -551,11 +678,7 @@ func (f *folder) lowerRune(i, n int) {
 		return
 	}
 	r, _ := utf8.DecodeRuneInString(f.src[i:])
-	k := len(f.buf)
-	f.buf = utf8.AppendRune(f.buf, unicode.ToLower(r))
-	for ; k < len(f.buf); k++ {
-		f.origin = append(f.origin, f.at(i))
-	}
+	f.appendRune(unicode.ToLower(r), i)
 }
 
 func isChainSep(c byte) bool { return c == ' ' || c == '.' || c == '-' || c == '_' }

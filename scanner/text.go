@@ -11,10 +11,51 @@ import (
 type View struct {
 	// S is the rewritten text.
 	S string
-	// origin[i] is the byte offset in the original text of the byte that
-	// produced S[i]; origin[len(S)] is the original's length. Nil means S is
-	// the original itself (identity map, no allocation).
-	origin []int
+	// The map from view offsets to original offsets, in one of three
+	// forms. origin, when set, is dense: origin[i] is the byte offset in
+	// the original of the byte that produced S[i], and origin[len(S)] is
+	// the original's length. Otherwise shifts, when set, say the map is
+	// the identity plus a shift that changes at a few places (see shift).
+	// Neither means S is the original itself (the identity, no
+	// allocation). Offsets are int32 to halve the dense map: views are
+	// built only for texts under maxViewLen.
+	origin []int32
+	shifts []shift
+}
+
+// shift says that from view byte at on (up to the next shift), view byte k
+// comes from original byte k+by. Shifts are sorted by at, and by only
+// grows: bytes are dropped, never added. The last shift also places
+// len(S), which maps to the original's length.
+type shift struct{ at, by int32 }
+
+// maxViewLen is the longest text the normalised views are built for; a
+// longer one is screened as it is (int32 offsets). Request bodies are
+// capped far below this.
+const maxViewLen = 1<<31 - 1
+
+// at returns the original offset of view offset k, 0 <= k <= len(S).
+func (v *View) at(k int) int {
+	if v.origin != nil {
+		return int(v.origin[k])
+	}
+	if len(v.shifts) == 0 {
+		return k
+	}
+	// The last shift at or before k.
+	lo, hi := 0, len(v.shifts)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if int(v.shifts[m].at) <= k {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return k
+	}
+	return k + int(v.shifts[lo-1].by)
 }
 
 // Span maps a half-open byte range of the view back to the original text.
@@ -25,27 +66,27 @@ type View struct {
 func (v *View) Span(start, end int) (int, int) {
 	start = max(0, min(start, len(v.S)))
 	end = max(start, min(end, len(v.S)))
-	if v.origin == nil {
+	if v.origin == nil && v.shifts == nil {
 		return start, end
 	}
 	if start == end {
-		o := v.origin[start]
+		o := v.at(start)
 		return o, o
 	}
 	// The end of a range is the end of the original bytes that produced
 	// the view's last byte: the origin of the first later view byte that
-	// came from a later original character (origin is non-decreasing and
-	// origin[len(S)] is the original's length).
-	last := v.origin[end-1]
-	o := v.origin[end]
+	// came from a later original character (the map is non-decreasing
+	// and maps len(S) to the original's length).
+	last := v.at(end - 1)
+	o := v.at(end)
 	for e := end; o <= last && e < len(v.S); {
 		e++
-		o = v.origin[e]
+		o = v.at(e)
 	}
 	if o <= last {
 		o = last + 1
 	}
-	return v.origin[start], o
+	return v.at(start), o
 }
 
 // Segment is a decoded payload found inside a text (base64, hex, URL or

@@ -3,9 +3,19 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
+)
+
+// Identity index buckets, created by Open with the others.
+var (
+	bOrgNames  = []byte("idx_org_names")  // lower(name) -> org id
+	bOrgEmails = []byte("idx_org_emails") // org\x00lower(email) -> user id
+	bTokenIDs  = []byte("idx_token_ids")  // token id -> sha256
 )
 
 // Roles of DECISIONS section 6.
@@ -15,12 +25,121 @@ const (
 	RoleMember = "member"
 )
 
+// Permissions granted by the roles. They name what the API enforces, so a
+// client can show or hide features without knowing the role rules.
+const (
+	// PermRecordsReadOwn: read one's own scans and prompts.
+	PermRecordsReadOwn = "records:read:own"
+	// PermRecordsReadOrg: read every record of the org (onlyUser=false).
+	PermRecordsReadOrg = "records:read:org"
+	// PermPromptsSend: send prompts through the API.
+	PermPromptsSend = "prompts:send"
+	// PermUsersRead: list the org's users.
+	PermUsersRead = "users:read"
+	// PermOrgRead: read the org's details and features.
+	PermOrgRead = "org:read"
+)
+
+var rolePermissions = map[string][]string{
+	RoleMember: {PermOrgRead, PermPromptsSend, PermRecordsReadOwn},
+	RoleAdmin:  {PermOrgRead, PermPromptsSend, PermRecordsReadOrg, PermRecordsReadOwn, PermUsersRead},
+	RoleOwner:  {PermOrgRead, PermPromptsSend, PermRecordsReadOrg, PermRecordsReadOwn, PermUsersRead},
+}
+
+// RolePermissions returns the permissions of a role (nil for an unknown
+// one). The slice is a copy.
+func RolePermissions(role string) []string {
+	return slices.Clone(rolePermissions[role])
+}
+
+// roleNamespace derives role ids: a role id is a UUIDv5 of its org and
+// name, so it is stable across restarts, identical in every copy of the
+// database, and needs no migration for orgs created before roles had ids.
+var roleNamespace = uuid.MustParse("6f1d7c8e-3b0a-4f57-9d0e-5a2c4b8e71d3")
+
+// RoleID returns the id of role in org.
+func RoleID(orgID, role string) string {
+	return uuid.NewSHA1(roleNamespace, []byte(orgID+"\x00"+role)).String()
+}
+
+// Role is one of the three roles of an org.
+type Role struct {
+	ID          string   `json:"id"`
+	OrgID       string   `json:"orgId"`
+	Name        string   `json:"name"`
+	Permissions []string `json:"permissions"`
+}
+
+// OrgRoles returns the roles of an org: owner, admin, member.
+func OrgRoles(orgID string) []Role {
+	out := make([]Role, 0, 3)
+	for _, n := range []string{RoleOwner, RoleAdmin, RoleMember} {
+		out = append(out, Role{ID: RoleID(orgID, n), OrgID: orgID, Name: n, Permissions: RolePermissions(n)})
+	}
+	return out
+}
+
+// Features are an org's feature flags (backend-v1.md Organization.features).
+type Features struct {
+	BlueTeam BlueTeam `json:"blueTeam"`
+	RedTeam  RedTeam  `json:"redTeam"`
+}
+
+// BlueTeam gates screening features.
+type BlueTeam struct {
+	Enabled        bool           `json:"enabled"`
+	LegacyScanners bool           `json:"legacyScanners"`
+	CustomScanners CustomScanners `json:"customScanners"`
+}
+
+// CustomScanners caps the org's concurrent custom and vendored
+// (third-party HTTP) scanners (DECISIONS section 6).
+type CustomScanners struct {
+	Enabled               bool `json:"enabled"`
+	MaxConcurrentCustom   int  `json:"maxConcurrentCustom"`
+	MaxConcurrentVendored int  `json:"maxConcurrentVendored"`
+}
+
+// RedTeam gates red-team campaigns.
+type RedTeam struct {
+	Enabled bool `json:"enabled"`
+}
+
+// DefaultFeatures are the features of an org created without any: blue
+// team on with custom scanners capped at 8 concurrent calls each; red team
+// off, because campaigns send attack traffic (billed by the provider) and
+// should be switched on deliberately.
+func DefaultFeatures() Features {
+	return Features{
+		BlueTeam: BlueTeam{Enabled: true, CustomScanners: CustomScanners{Enabled: true, MaxConcurrentCustom: 8, MaxConcurrentVendored: 8}},
+	}
+}
+
 // Org is an organization: the unit of tenancy. Nobody sees another org's
 // records.
 type Org struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	CreatedAt Timestamp `json:"createdAt"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// OwnerRoleID, AdminRoleID and MemberRoleID are set by the store to
+	// RoleID(ID, role) on every write; values given by the caller are
+	// ignored.
+	OwnerRoleID  string `json:"ownerRoleId"`
+	AdminRoleID  string `json:"adminRoleId"`
+	MemberRoleID string `json:"memberRoleId"`
+	// ApplicationURL is where the org's users reach Promptwall.
+	ApplicationURL string `json:"applicationUrl"`
+	// Disabled orgs cannot authenticate.
+	Disabled bool `json:"disabled"`
+	// HasOwner is computed when the org is read: whether it has an
+	// unblocked owner. It is not stored.
+	HasOwner bool `json:"-"`
+	// RequireMFA is recorded for clients and identity providers in front
+	// of Promptwall; Promptwall's own credentials are bearer tokens.
+	RequireMFA bool `json:"requireMfa"`
+	// Entitlements is free text describing the org's plan.
+	Entitlements string    `json:"entitlements"`
+	Features     Features  `json:"features"`
+	CreatedAt    Timestamp `json:"createdAt"`
 }
 
 // User belongs to exactly one org.
@@ -28,21 +147,33 @@ type User struct {
 	ID    string `json:"id"`
 	OrgID string `json:"orgId"`
 	Name  string `json:"name"`
+	// Email is unique within the org, compared case-insensitively; it may
+	// be empty for users written with PutUser (service accounts).
 	Email string `json:"email"`
 	// Role is RoleOwner, RoleAdmin or RoleMember.
 	Role string `json:"role"`
 	// Blocked users cannot authenticate.
-	Blocked   bool      `json:"blocked"`
-	CreatedAt Timestamp `json:"createdAt"`
+	Blocked bool `json:"blocked"`
+	// Verified: the e-mail address is known to belong to the user (users
+	// declared in config or added by an operator are).
+	Verified bool `json:"verified"`
+	// Social: the user signs in through a social identity provider.
+	Social               bool      `json:"social"`
+	CreatedAt            Timestamp `json:"createdAt"`
+	LastInvitationSentAt Timestamp `json:"lastInvitationSentAt"`
+	// Teams the user belongs to, by name.
+	Teams []string `json:"teams,omitempty"`
+	// Projects the user is a member of, by project id.
+	Projects []string `json:"projects,omitempty"`
+	// GroupIDs are the user's groups (directory groups).
+	GroupIDs []string `json:"groupIds,omitempty"`
 }
 
-// Token is an API token, known to the store only by its SHA-256.
-type Token struct {
-	Hash      [32]byte  `json:"-"`
-	UserID    string    `json:"userId"`
-	OrgID     string    `json:"orgId"`
-	CreatedAt Timestamp `json:"createdAt"`
-}
+// RoleID returns the id of the user's role.
+func (u *User) RoleID() string { return RoleID(u.OrgID, u.Role) }
+
+// Permissions returns the permissions of the user's role.
+func (u *User) Permissions() []string { return RolePermissions(u.Role) }
 
 func stamp(t *Timestamp) {
 	if t.IsZero() {
@@ -74,57 +205,283 @@ func putJSON(b *bolt.Bucket, key []byte, v any) error {
 	return b.Put(key, raw)
 }
 
-// PutOrg creates or replaces an org. A zero CreatedAt is set to now.
-func (s *Store) PutOrg(o *Org) error {
+// nameKey folds a name or e-mail for the uniqueness indexes.
+func nameKey(s string) []byte { return []byte(strings.ToLower(strings.TrimSpace(s))) }
+
+func validateOrg(o *Org, nameRequired bool) error {
 	if err := validateKeyPart("org id", o.ID, true); err != nil {
 		return err
 	}
-	stamp(&o.CreatedAt)
-	return s.db.Update(func(tx *bolt.Tx) error {
-		return putJSON(tx.Bucket(bOrgs), []byte(o.ID), o)
-	})
+	if strings.ContainsRune(o.ID, 0) {
+		return invalid("org id contains NUL")
+	}
+	if nameRequired && strings.TrimSpace(o.Name) == "" {
+		return invalid("org name is required")
+	}
+	if err := validateKeyPart("org name", o.Name, false); err != nil {
+		return err
+	}
+	if c := o.Features.BlueTeam.CustomScanners; c.MaxConcurrentCustom < 0 || c.MaxConcurrentVendored < 0 {
+		return invalid("custom scanner caps must not be negative")
+	}
+	return nil
 }
 
-// GetOrg returns the org with that id, or ErrNotFound.
-func (s *Store) GetOrg(id string) (*Org, error) {
+// writeOrg stores o in tx, keeping the name index. mode says whether o
+// must be new (create), must exist (update) or may be either (put).
+func writeOrg(tx *bolt.Tx, o *Org, mode int) error {
+	orgs, names := tx.Bucket(bOrgs), tx.Bucket(bOrgNames)
+	var old Org
+	err := getJSON(orgs, []byte(o.ID), &old, "org")
+	exists := err == nil
+	switch {
+	case err != nil && !isNotFound(err):
+		return err
+	case mode == modeCreate && exists:
+		return fmt.Errorf("%w: org %q", ErrConflict, o.ID)
+	case mode == modeUpdate && !exists:
+		return err
+	}
+	if exists && o.CreatedAt.IsZero() {
+		o.CreatedAt = old.CreatedAt
+	}
+	if !exists && o.Features == (Features{}) {
+		o.Features = DefaultFeatures()
+	}
+	stamp(&o.CreatedAt)
+	o.OwnerRoleID, o.AdminRoleID, o.MemberRoleID = RoleID(o.ID, RoleOwner), RoleID(o.ID, RoleAdmin), RoleID(o.ID, RoleMember)
+	if o.Name != "" {
+		if id := names.Get(nameKey(o.Name)); id != nil && string(id) != o.ID {
+			return fmt.Errorf("%w: org name %q is taken", ErrConflict, o.Name)
+		}
+	}
+	if exists && old.Name != "" && !bytesEqual(nameKey(old.Name), nameKey(o.Name)) {
+		if err := names.Delete(nameKey(old.Name)); err != nil {
+			return err
+		}
+	}
+	if o.Name != "" {
+		if err := names.Put(nameKey(o.Name), []byte(o.ID)); err != nil {
+			return err
+		}
+	}
+	return putJSON(orgs, []byte(o.ID), o)
+}
+
+const (
+	modePut = iota
+	modeCreate
+	modeUpdate
+)
+
+func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
+
+// PutOrg creates or replaces an org. A zero CreatedAt keeps the stored one
+// or is set to now; a new org with zero Features takes DefaultFeatures. The
+// name, when set, must not be another org's.
+func (s *Store) PutOrg(o *Org) error {
+	if err := validateOrg(o, false); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error { return writeOrg(tx, o, modePut) })
+}
+
+// CreateOrg creates a new org. An empty ID is set to a new UUIDv7; the
+// name is required and unique (case-insensitively); a zero Features takes
+// DefaultFeatures. ErrConflict if the id or the name is taken.
+func (s *Store) CreateOrg(o *Org) error {
+	if o.ID == "" {
+		o.ID = NewID()
+	}
+	if err := validateOrg(o, true); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error { return writeOrg(tx, o, modeCreate) })
+}
+
+// UpdateOrg replaces an existing org (ErrNotFound otherwise), keeping its
+// CreatedAt when o's is zero. The name is required and unique.
+func (s *Store) UpdateOrg(o *Org) error {
+	if err := validateOrg(o, true); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error { return writeOrg(tx, o, modeUpdate) })
+}
+
+// readOrg decodes an org and computes HasOwner from its users.
+func readOrg(tx *bolt.Tx, id []byte) (*Org, error) {
 	o := new(Org)
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return getJSON(tx.Bucket(bOrgs), []byte(id), o, "org")
-	})
-	if err != nil {
+	if err := getJSON(tx.Bucket(bOrgs), id, o, "org"); err != nil {
 		return nil, err
+	}
+	// Role ids of orgs stored before they were recorded.
+	o.OwnerRoleID, o.AdminRoleID, o.MemberRoleID = RoleID(o.ID, RoleOwner), RoleID(o.ID, RoleAdmin), RoleID(o.ID, RoleMember)
+	users := tx.Bucket(bUsers)
+	prefix := []byte(o.ID + "\x00")
+	c := tx.Bucket(bOrgUsers).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && strings.HasPrefix(string(k), string(prefix)); k, _ = c.Next() {
+		var u User
+		if err := getJSON(users, k[len(prefix):], &u, "user"); err != nil {
+			continue
+		}
+		if u.Role == RoleOwner && !u.Blocked {
+			o.HasOwner = true
+			break
+		}
 	}
 	return o, nil
 }
 
-// PutUser creates or replaces a user. The org must exist and the role be
-// one of the three roles. A zero CreatedAt is set to now.
-func (s *Store) PutUser(u *User) error {
+// GetOrg returns the org with that id, or ErrNotFound.
+func (s *Store) GetOrg(id string) (*Org, error) {
+	var o *Org
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		o, err = readOrg(tx, []byte(id))
+		return err
+	})
+	return o, err
+}
+
+// GetOrgByName returns the org with that name (compared
+// case-insensitively), or ErrNotFound.
+func (s *Store) GetOrgByName(name string) (*Org, error) {
+	var o *Org
+	err := s.db.View(func(tx *bolt.Tx) error {
+		id := tx.Bucket(bOrgNames).Get(nameKey(name))
+		if id == nil {
+			return fmt.Errorf("%w: org named %q", ErrNotFound, name)
+		}
+		var err error
+		o, err = readOrg(tx, id)
+		return err
+	})
+	return o, err
+}
+
+// ListOrgs returns every org, ordered by id.
+func (s *Store) ListOrgs() ([]*Org, error) {
+	var out []*Org
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bOrgs).ForEach(func(k, _ []byte) error {
+			o, err := readOrg(tx, k)
+			if err != nil {
+				return err
+			}
+			out = append(out, o)
+			return nil
+		})
+	})
+	return out, err
+}
+
+func validateUser(u *User) error {
 	if err := validateKeyPart("user id", u.ID, true); err != nil {
 		return err
+	}
+	if strings.ContainsRune(u.ID, 0) {
+		return invalid("user id contains NUL")
 	}
 	switch u.Role {
 	case RoleOwner, RoleAdmin, RoleMember:
 	default:
 		return invalid("role %q is not owner, admin or member", u.Role)
 	}
-	stamp(&u.CreatedAt)
-	return s.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(bOrgs).Get([]byte(u.OrgID)) == nil {
-			return fmt.Errorf("%w: org %q of user %q", ErrNotFound, u.OrgID, u.ID)
+	if u.Email != "" {
+		if err := validateEmail(u.Email); err != nil {
+			return err
 		}
-		users := tx.Bucket(bUsers)
-		var old User
-		if getJSON(users, []byte(u.ID), &old, "user") == nil && old.OrgID != u.OrgID {
-			if err := tx.Bucket(bOrgUsers).Delete([]byte(old.OrgID + "\x00" + old.ID)); err != nil {
+	}
+	return validateKeyPart("user name", u.Name, false)
+}
+
+// validateEmail is a shape check, not RFC 5322: one @ with text on both
+// sides, no spaces, at most 254 bytes (RFC 5321's path limit).
+func validateEmail(e string) error {
+	local, domain, ok := strings.Cut(e, "@")
+	if !ok || local == "" || domain == "" || strings.ContainsAny(e, " \t\r\n\x00") || strings.Contains(domain, "@") || len(e) > 254 {
+		return invalid("e-mail %q is not an address", e)
+	}
+	return nil
+}
+
+func emailKey(orgID, email string) []byte {
+	return append([]byte(orgID+"\x00"), nameKey(email)...)
+}
+
+// writeUser stores u in tx, keeping the org membership and e-mail indexes.
+func writeUser(tx *bolt.Tx, u *User, mode int) error {
+	if tx.Bucket(bOrgs).Get([]byte(u.OrgID)) == nil {
+		return fmt.Errorf("%w: org %q of user %q", ErrNotFound, u.OrgID, u.ID)
+	}
+	users, orgUsers, emails := tx.Bucket(bUsers), tx.Bucket(bOrgUsers), tx.Bucket(bOrgEmails)
+	var old User
+	err := getJSON(users, []byte(u.ID), &old, "user")
+	exists := err == nil
+	switch {
+	case err != nil && !isNotFound(err):
+		return err
+	case mode == modeCreate && exists:
+		return fmt.Errorf("%w: user %q", ErrConflict, u.ID)
+	case mode == modeUpdate && !exists:
+		return err
+	}
+	if exists && u.CreatedAt.IsZero() {
+		u.CreatedAt = old.CreatedAt
+	}
+	stamp(&u.CreatedAt)
+	if u.Email != "" {
+		if id := emails.Get(emailKey(u.OrgID, u.Email)); id != nil && string(id) != u.ID {
+			return fmt.Errorf("%w: e-mail %q is taken in org %q", ErrConflict, u.Email, u.OrgID)
+		}
+	}
+	if exists {
+		if old.OrgID != u.OrgID {
+			if err := orgUsers.Delete([]byte(old.OrgID + "\x00" + old.ID)); err != nil {
 				return err
 			}
 		}
-		if err := tx.Bucket(bOrgUsers).Put([]byte(u.OrgID+"\x00"+u.ID), nil); err != nil {
+		if old.Email != "" && !bytesEqual(emailKey(old.OrgID, old.Email), emailKey(u.OrgID, u.Email)) {
+			if err := emails.Delete(emailKey(old.OrgID, old.Email)); err != nil {
+				return err
+			}
+		}
+	}
+	if u.Email != "" {
+		if err := emails.Put(emailKey(u.OrgID, u.Email), []byte(u.ID)); err != nil {
 			return err
 		}
-		return putJSON(users, []byte(u.ID), u)
-	})
+	}
+	if err := orgUsers.Put([]byte(u.OrgID+"\x00"+u.ID), nil); err != nil {
+		return err
+	}
+	return putJSON(users, []byte(u.ID), u)
+}
+
+// PutUser creates or replaces a user. The org must exist, the role be one
+// of the three roles, and the e-mail, when set, not be another user's in
+// the org. A zero CreatedAt keeps the stored one or is set to now.
+func (s *Store) PutUser(u *User) error {
+	if err := validateUser(u); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error { return writeUser(tx, u, modePut) })
+}
+
+// CreateUser creates a new user. An empty ID is set to a new UUIDv7 (so
+// ListUsers returns users newest first); the e-mail is required.
+// ErrConflict if the id or the e-mail (in the org) is taken.
+func (s *Store) CreateUser(u *User) error {
+	if u.ID == "" {
+		u.ID = NewID()
+	}
+	if u.Email == "" {
+		return invalid("e-mail is required")
+	}
+	if err := validateUser(u); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error { return writeUser(tx, u, modeCreate) })
 }
 
 // GetUser returns the user with that id, or ErrNotFound.
@@ -139,50 +496,34 @@ func (s *Store) GetUser(id string) (*User, error) {
 	return u, nil
 }
 
-// PutToken stores a token by its hash. Its user must exist and belong to
-// its org, so a token can never grant access across orgs.
-func (s *Store) PutToken(t *Token) error {
-	if t.Hash == [32]byte{} {
-		return invalid("token hash is required")
-	}
-	stamp(&t.CreatedAt)
-	return s.db.Update(func(tx *bolt.Tx) error {
-		var u User
-		if err := getJSON(tx.Bucket(bUsers), []byte(t.UserID), &u, "user"); err != nil {
-			return err
-		}
-		if u.OrgID != t.OrgID {
-			return invalid("user %q belongs to org %q, not %q", u.ID, u.OrgID, t.OrgID)
-		}
-		return putJSON(tx.Bucket(bTokens), t.Hash[:], t)
-	})
-}
-
-// LookupToken returns the token whose SHA-256 is hash, or ErrNotFound.
-func (s *Store) LookupToken(hash [32]byte) (*Token, error) {
-	t := &Token{Hash: hash}
+// GetUserByEmail returns the user of org with that e-mail (compared
+// case-insensitively), or ErrNotFound.
+func (s *Store) GetUserByEmail(orgID, email string) (*User, error) {
+	u := new(User)
 	err := s.db.View(func(tx *bolt.Tx) error {
-		raw := tx.Bucket(bTokens).Get(hash[:])
-		if raw == nil {
-			// The hash is not echoed: it is as good as the token for
-			// anyone who can replay a lookup.
-			return fmt.Errorf("%w: token", ErrNotFound)
+		id := tx.Bucket(bOrgEmails).Get(emailKey(orgID, email))
+		if id == nil {
+			return fmt.Errorf("%w: user %q in org %q", ErrNotFound, email, orgID)
 		}
-		return json.Unmarshal(raw, t)
+		return getJSON(tx.Bucket(bUsers), id, u, "user")
 	})
 	if err != nil {
 		return nil, err
 	}
-	return t, nil
+	return u, nil
 }
 
-// DeleteToken revokes a token; ErrNotFound if it does not exist.
-func (s *Store) DeleteToken(hash [32]byte) error {
+// BlockUser blocks (or unblocks) a user. A blocked user's tokens stop
+// authenticating at once and work again when unblocked; revoke them to end
+// them for good.
+func (s *Store) BlockUser(id string, blocked bool) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bTokens)
-		if b.Get(hash[:]) == nil {
-			return fmt.Errorf("%w: token", ErrNotFound)
+		users := tx.Bucket(bUsers)
+		var u User
+		if err := getJSON(users, []byte(id), &u, "user"); err != nil {
+			return err
 		}
-		return b.Delete(hash[:])
+		u.Blocked = blocked
+		return putJSON(users, []byte(id), &u)
 	})
 }

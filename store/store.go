@@ -52,6 +52,9 @@ var (
 	// ErrUncommitted: Close could not commit every acknowledged record
 	// within DrainTimeout (the disk kept failing). The error says how many.
 	ErrUncommitted = errors.New("store: records not committed")
+	// ErrConflict: an org name or a user e-mail (within its org) is
+	// already taken, or CreateOrg/CreateUser found the id in use.
+	ErrConflict = errors.New("store: already exists")
 )
 
 // Defaults applied by Open to zero Options fields.
@@ -138,7 +141,9 @@ var (
 	bUsers     = []byte("users")
 	bOrgUsers  = []byte("org_users") // org\x00user -> nil
 	bTokens    = []byte("tokens")    // sha256 -> token
-	allBuckets = [][]byte{bMeta, bPrompts, bOrgIdx, bUserIdx, bExpiry, bOrgs, bUsers, bOrgUsers, bTokens}
+	allBuckets = [][]byte{bMeta, bPrompts, bOrgIdx, bUserIdx, bExpiry, bOrgs, bUsers, bOrgUsers, bTokens, bOrgNames, bOrgEmails, bTokenIDs,
+		bCampaigns, bSchedules, bCampaignRuns, bCampaignRunIx, bAttackRuns,
+		bProviders, bProviderSeq, bChats, bChatPrompts, bTemplates, bTemplatePrompts}
 
 	keyCursorKey = []byte("cursor_hmac_key")
 )

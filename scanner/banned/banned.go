@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/ahocorasick"
 )
 
 // DefaultKind is the Kind of matches when Config.Kind is empty.
@@ -37,7 +38,7 @@ var ErrConfig = errors.New("banned: invalid config")
 // Scanner is the banned-substrings detector. It is immutable after New and
 // safe for concurrent use.
 type Scanner struct {
-	ac    *automaton
+	ac    *ahocorasick.Automaton
 	whole bool
 	kind  string
 }
@@ -66,7 +67,11 @@ func New(cfg Config) (*Scanner, error) {
 		}
 		folded = append(folded, f)
 	}
-	return &Scanner{ac: newAutomaton(folded), whole: cfg.MatchWholeWords, kind: kind}, nil
+	ac, err := ahocorasick.New(folded, ahocorasick.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return &Scanner{ac: ac, whole: cfg.MatchWholeWords, kind: kind}, nil
 }
 
 // Type implements scanner.Scanner.
@@ -82,7 +87,8 @@ func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding,
 	view := t.Text.Folded()
 	text := view.S
 	var spans [][2]int
-	s.ac.each(text, func(_, start, end int) bool {
+	s.ac.Each(text, func(h ahocorasick.Hit) bool {
+		start, end := h.Start, h.End
 		if s.whole && !wordBoundaries(text, start, end) {
 			return true
 		}

@@ -78,30 +78,6 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
-// TestAutomatonMatchesNaive checks every occurrence the automaton reports
-// against strings.Index over many overlapping patterns.
-func TestAutomatonMatchesNaive(t *testing.T) {
-	pats := []string{"he", "she", "his", "hers", "s", "ushers", "e"}
-	text := "ushers and she sells his shells; hers"
-	a := newAutomaton(pats)
-	got := map[[3]int]bool{}
-	a.each(text, func(id, start, end int) bool { got[[3]int{id, start, end}] = true; return true })
-	want := 0
-	for id, p := range pats {
-		for i := 0; i+len(p) <= len(text); i++ {
-			if text[i:i+len(p)] == p {
-				want++
-				if !got[[3]int{id, i, i + len(p)}] {
-					t.Errorf("missing %q at %d", p, i)
-				}
-			}
-		}
-	}
-	if len(got) != want {
-		t.Errorf("got %d occurrences, want %d", len(got), want)
-	}
-}
-
 func TestConcurrentScan(t *testing.T) {
 	s, err := New(Config{Substrings: []string{"falcon"}})
 	if err != nil {

@@ -31,9 +31,15 @@
 // half-window block, so windowing costs nothing extra. Every phrase-rule
 // hit is also scored in its own neighbourhood (128 bytes either side).
 //
-// Cost: one pass over the folded text, no allocation for a clean text (the
-// buffers are pooled; see the benchmarks); allocations happen only when
-// something is detected or a payload is decoded.
+// System messages are not judged by default: the system prompt is the
+// operator's own configuration and reads like the instructions this
+// scanner looks for (Config.ScanSystem turns them on).
+//
+// Cost: one pass over the folded text that looks each feature's weight up
+// as it is found and keeps running sums, so every window (blocks and rule
+// neighbourhoods) is a difference of two sums; no allocation for a clean
+// text (the buffers are pooled; see the benchmarks); allocations happen
+// only when something is detected or a payload is decoded.
 //
 // The model is trained by internal/train/injection from the public data set
 // described in ../shared/data/README.md, with the procedure in train.go;
@@ -76,6 +82,12 @@ type Config struct {
 	// the best window counts. At least 128. Default: the window the model
 	// was trained with (1024 for the shipped model).
 	MaxWindow int `json:"max_window,omitempty"`
+	// ScanSystem screens system messages too. The system prompt is the
+	// operator's own text, and a good one reads like the instructions
+	// this scanner looks for ("you are ...", "never reveal ..."), so
+	// judging it would block the application on its own configuration.
+	// Default false: texts with Role system pass unjudged.
+	ScanSystem *bool `json:"scan_system,omitempty"`
 }
 
 // Scanner detects prompt injection. It is safe for concurrent use.
@@ -84,6 +96,7 @@ type Scanner struct {
 	threshold float64
 	decoded   bool
 	window    int
+	system    bool // judge system messages (Config.ScanSystem)
 }
 
 // ErrConfig is wrapped by every configuration error New returns.
@@ -128,6 +141,9 @@ func NewWithModel(cfg Config, m *Model) (*Scanner, error) {
 	if cfg.ScanDecoded != nil {
 		s.decoded = *cfg.ScanDecoded
 	}
+	if cfg.ScanSystem != nil {
+		s.system = *cfg.ScanSystem
+	}
 	if s.window == 0 {
 		s.window = max(m.window, minWindow)
 	}
@@ -150,6 +166,9 @@ type verdict struct {
 
 // Scan implements scanner.Scanner.
 func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding, error) {
+	if t.Role == scanner.RoleSystem && !s.system {
+		return scanner.Finding{}, nil // the operator's own prompt (Config.ScanSystem)
+	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	var f scanner.Finding
@@ -267,7 +286,7 @@ func (s *Scanner) appendMatches(ms []scanner.Match, view *scanner.View, ws windo
 	}
 	n := len(ms)
 	for _, h := range sc.hits {
-		from, to := int(sc.toks[h.from].start), int(sc.toks[h.to-1].end)
+		from, to := int(sc.out.toks[h.from].start), int(sc.out.toks[h.to-1].end)
 		if from < ws.start || from >= ws.end || s.model.fam[h.fam] <= 0 {
 			continue
 		}

@@ -165,8 +165,7 @@ func quantize(w []float64) ([]int8, float32) {
 // scratch holds the per-call buffers of a scoring; pooled so that a Scan
 // allocates nothing on a clean text.
 type scratch struct {
-	feats  []feature
-	toks   []token
+	out    featureSink
 	hits   []hit
 	blocks []block
 }
@@ -217,34 +216,33 @@ func windowOfBlocks(k, half, count, n int) (int, int) {
 }
 
 // score scores the folded text s in windows of w bytes and returns the best
-// window. sc holds the features, words and rule hits afterwards.
+// window. sc holds the words and rule hits afterwards.
 func (m *Model) score(s string, window int, sc *scratch) windowScore {
-	sc.feats, sc.toks = m.spec.extract(s, sc.feats[:0], sc.toks[:0])
-	sc.hits = rules.match(s, sc.toks, sc.hits[:0])
+	out := &sc.out
+	m.spec.extract(s, out, m.w)
+	sc.hits = rules.match(s, out.toks, sc.hits[:0])
 	half, count := blockLayout(len(s), window)
 	if cap(sc.blocks) < count {
 		sc.blocks = make([]block, count)
 	}
 	blocks := sc.blocks[:count]
 	clear(blocks)
-	// Features come in order of position, so the block index only moves
-	// forward: no division per feature.
-	w := m.w
-	k, next := 0, half
-	var sum, n int32
-	for _, f := range sc.feats {
-		for int(f.pos) >= next && k < count-1 {
-			blocks[k].sum, blocks[k].n = sum, n
-			sum, n = 0, 0
-			k++
-			next += half
+	// A feature belongs to the block of its end offset (the last block
+	// takes the tail). Features come in order of offset, so each block's
+	// features are a run [from, to) and its sum a difference of running
+	// sums.
+	from := 0
+	for k := range blocks {
+		to := out.count()
+		if k < count-1 {
+			to = firstFeature(out.pos, (k+1)*half-1)
 		}
-		sum += int32(w[f.bucket])
-		n++
+		blocks[k].sum, blocks[k].n = out.cum[to]-out.cum[from], int32(to-from)
+		from = to
 	}
-	blocks[k].sum, blocks[k].n = sum, n
+	toks := out.toks
 	for _, h := range sc.hits {
-		blocks[blockOf(int(sc.toks[h.from].start), half, count)].fams |= 1 << h.fam
+		blocks[blockOf(int(toks[h.from].start), half, count)].fams |= 1 << h.fam
 	}
 	best := windowScore{margin: math.Inf(-1)}
 	last := max(count-1, 1)
@@ -265,22 +263,18 @@ func (m *Model) score(s string, window int, sc *scratch) windowScore {
 	// an instruction planted in a table or a web page is not outweighed by
 	// the document around it.
 	for _, h := range sc.hits {
-		a, e, ok := hitWindow(sc.toks, h, len(s))
+		a, e, ok := hitWindow(toks, h, len(s))
 		if !ok {
 			continue
 		}
-		var sum, n int32
-		for i := firstFeature(sc.feats, a); i < len(sc.feats) && int(sc.feats[i].pos) <= e; i++ {
-			sum += int32(m.w[sc.feats[i].bucket])
-			n++
-		}
+		i, j := firstFeature(out.pos, a), firstFeature(out.pos, e)
 		var fams uint32
 		for _, h2 := range sc.hits {
-			if st := int(sc.toks[h2.from].start); st >= a && st < e {
+			if st := int(toks[h2.from].start); st >= a && st < e {
 				fams |= 1 << h2.fam
 			}
 		}
-		margin := m.margin(sum, n, fams)
+		margin := m.margin(out.cum[j]-out.cum[i], int32(j-i), fams)
 		if margin > best.margin {
 			best = windowScore{margin: margin, start: a, end: e, fams: fams}
 		}
@@ -300,13 +294,13 @@ func hitWindow(toks []token, h hit, n int) (int, int, bool) {
 	return a, e, a > 0 || e < n
 }
 
-// firstFeature returns the index of the first feature ending after byte a.
-// Features are emitted in order of their end offset.
-func firstFeature(feats []feature, a int) int {
-	lo, hi := 0, len(feats)
+// firstFeature returns the index of the first feature ending after byte a,
+// given the features' end offsets in order.
+func firstFeature(pos []uint32, a int) int {
+	lo, hi := 0, len(pos)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if int(feats[mid].pos) <= a {
+		if int(pos[mid]) <= a {
 			lo = mid + 1
 		} else {
 			hi = mid

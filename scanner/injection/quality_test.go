@@ -2,13 +2,12 @@ package injection
 
 import (
 	"context"
-	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/promptwall/promptwall/internal/dataset"
+	"github.com/promptwall/promptwall/internal/evasion"
 	"github.com/promptwall/promptwall/scanner"
 )
 
@@ -23,7 +22,7 @@ const (
 	folds     = 5
 )
 
-func loadExamples(t *testing.T) []Example {
+func loadExamples(t testing.TB) []Example {
 	t.Helper()
 	rows, err := dataset.ReadJSONL[Example](dataset.Require(t, "injection/dev.jsonl"))
 	if err != nil {
@@ -100,76 +99,6 @@ func TestPlaceholderGeneralises(t *testing.T) {
 	}
 }
 
-// Evasion converters: pure and deterministic.
-
-func toBase64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
-
-var leet = map[rune]rune{'a': '4', 'e': '3', 'i': '1', 'o': '0', 's': '5', 't': '7', 'A': '4', 'E': '3', 'I': '1', 'O': '0', 'S': '5', 'T': '7'}
-
-func toLeet(s string) string {
-	return strings.Map(func(r rune) rune {
-		if l, ok := leet[r]; ok {
-			return l
-		}
-		return r
-	}, s)
-}
-
-// homoglyphs maps Latin letters to Cyrillic and Greek look-alikes.
-var homoglyphs = map[rune]rune{
-	'a': 'а', 'c': 'с', 'e': 'е', 'i': 'і', 'o': 'ο', 'p': 'р', 'x': 'х', 'y': 'у', 's': 'ѕ', 'j': 'ј',
-	'A': 'Α', 'B': 'Β', 'C': 'С', 'E': 'Ε', 'H': 'Η', 'K': 'Κ', 'M': 'Μ', 'N': 'Ν', 'O': 'Ο', 'P': 'Ρ', 'T': 'Τ', 'X': 'Χ', 'Y': 'Υ', 'Z': 'Ζ',
-}
-
-func toConfusables(s string) string {
-	return strings.Map(func(r rune) rune {
-		if h, ok := homoglyphs[r]; ok {
-			return h
-		}
-		return r
-	}, s)
-}
-
-// toInvisible interleaves invisible characters: zero-width spaces, joiners
-// and tag characters, in turn.
-func toInvisible(s string) string {
-	var b strings.Builder
-	i := 0
-	for _, r := range s {
-		b.WriteRune(r)
-		if unicode.IsLetter(r) {
-			switch i % 3 {
-			case 0:
-				b.WriteRune('\u200b')
-			case 1:
-				b.WriteRune('\u200d')
-			default:
-				b.WriteRune(0xE0001)
-			}
-			i++
-		}
-	}
-	return b.String()
-}
-
-// toSpaced writes every word one character per token ("i g n o r e"),
-// words kept apart by three spaces.
-func toSpaced(s string) string {
-	var b strings.Builder
-	for i, w := range strings.Fields(s) {
-		if i > 0 {
-			b.WriteString("   ")
-		}
-		for j, r := range w {
-			if j > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
 // TestEvasion passes every attack through each obfuscation: the scanner
 // must keep at least 85% of its plain recall on each. This exercises the
 // normalised views (Folded, Decoded) as much as the model.
@@ -188,20 +117,11 @@ func TestEvasion(t *testing.T) {
 		}
 	}
 	t.Logf("plain: %d/%d", plain, len(attacks))
-	for _, tr := range []struct {
-		name string
-		fn   func(string) string
-	}{
-		{"base64", toBase64},
-		{"leetspeak", toLeet},
-		{"confusables", toConfusables},
-		{"invisible", toInvisible},
-		{"spacing", toSpaced},
-	} {
-		t.Run(tr.name, func(t *testing.T) {
+	for _, tr := range evasion.All {
+		t.Run(tr.Name, func(t *testing.T) {
 			caught := 0
 			for _, a := range attacks {
-				f, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(tr.fn(a))})
+				f, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(tr.Fn(a))})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -210,9 +130,9 @@ func TestEvasion(t *testing.T) {
 				}
 			}
 			ratio := float64(caught) / float64(plain)
-			t.Logf("%s: %d/%d caught, %.3f of plain recall", tr.name, caught, len(attacks), ratio)
+			t.Logf("%s: %d/%d caught, %.3f of plain recall", tr.Name, caught, len(attacks), ratio)
 			if ratio < 0.85 {
-				t.Errorf("%s keeps %.3f of plain recall, want >= 0.85", tr.name, ratio)
+				t.Errorf("%s keeps %.3f of plain recall, want >= 0.85", tr.Name, ratio)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/promptwall/promptwall/scanner"
@@ -86,8 +87,14 @@ type prepared struct {
 // the same windows, the same rule hits.
 func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 	s := scanner.NewText(ex.Text).Folded().S
-	sc.feats, sc.toks = o.spec.extract(s, sc.feats[:0], sc.toks[:0])
-	sc.hits = rules.match(s, sc.toks, sc.hits[:0])
+	out := &sc.out
+	o.spec.extract(s, out, nil)
+	feats := make([]feature, out.count())
+	for k := range feats {
+		feats[k] = out.feature(k)
+	}
+	toks := out.toks
+	sc.hits = rules.match(s, toks, sc.hits[:0])
 	half, count := blockLayout(len(s), o.Window)
 	p := prepared{label: ex.Label}
 	last := max(count-1, 1)
@@ -98,7 +105,7 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 		}
 		counts := map[uint32]float32{}
 		n := 0
-		for _, f := range sc.feats {
+		for _, f := range feats {
 			if in(int(f.pos)) {
 				counts[f.bucket]++
 				n++
@@ -106,7 +113,7 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 		}
 		var fams uint32
 		for _, h := range sc.hits {
-			if in(int(sc.toks[h.from].start)) {
+			if in(int(toks[h.from].start)) {
 				fams |= 1 << h.fam
 			}
 		}
@@ -120,19 +127,20 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 		p.windows = append(p.windows, v)
 	}
 	for _, h := range sc.hits {
-		a, e, ok := hitWindow(sc.toks, h, len(s))
+		a, e, ok := hitWindow(toks, h, len(s))
 		if !ok {
 			continue
 		}
 		counts := map[uint32]float32{}
 		n := 0
-		for i := firstFeature(sc.feats, a); i < len(sc.feats) && int(sc.feats[i].pos) <= e; i++ {
-			counts[sc.feats[i].bucket]++
+		i := sort.Search(len(feats), func(k int) bool { return int(feats[k].pos) > a })
+		for ; i < len(feats) && int(feats[i].pos) <= e; i++ {
+			counts[feats[i].bucket]++
 			n++
 		}
 		var v sparse
 		for _, h2 := range sc.hits {
-			if st := int(sc.toks[h2.from].start); st >= a && st < e {
+			if st := int(toks[h2.from].start); st >= a && st < e {
 				v.fams |= 1 << h2.fam
 			}
 		}

@@ -49,6 +49,7 @@ import (
 	"strings"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/ahocorasick"
 )
 
 // DefaultEntropyThreshold is the Shannon entropy (bits per byte) a generic
@@ -82,14 +83,19 @@ type Config struct {
 // concurrent use.
 type Scanner struct {
 	rules     []*rule
-	kw        *keywords
-	kwRules   [][]uint16 // keyword id -> indexes into rules
+	kw        *ahocorasick.Automaton // keywords, matched in any ASCII case
+	kwRules   [][]uint16             // keyword id -> indexes into rules
 	threshold float64
 	allow     []*regexp.Regexp
 }
 
 // maxRules bounds the per-scan bookkeeping kept on the stack.
 const maxRules = 256
+
+// streamHits is how many keyword hits each half of a text's two-stream
+// walk buffers (see ahocorasick.Automaton.Find) before the scan falls back
+// to handling hits as the walk finds them.
+const streamHits = 64
 
 // ErrConfig is returned (wrapped) for an invalid Config.
 var ErrConfig = errors.New("secrets: invalid config")
@@ -158,7 +164,11 @@ func New(cfg Config) (*Scanner, error) {
 	if len(s.rules) > maxRules {
 		return nil, fmt.Errorf("secrets: %d rules exceed the limit of %d", len(s.rules), maxRules)
 	}
-	s.kw = newKeywords(words)
+	kw, err := ahocorasick.New(words, ahocorasick.Options{FoldASCIICase: true})
+	if err != nil {
+		return nil, fmt.Errorf("secrets: keyword automaton: %w", err)
+	}
+	s.kw = kw
 	return s, nil
 }
 
@@ -184,27 +194,21 @@ func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding,
 	// scanned[r] is how far rule r's unanchored windows have been searched,
 	// so dense keywords do not rescan the same bytes.
 	var scanned [maxRules]int32
-	var buf [2 * streamHits]kwHit
-	if khs, ok := s.kw.find(text, &buf); ok {
+	var buf [2 * streamHits]ahocorasick.Hit
+	if khs, ok := s.kw.Find(text, buf[:0]); ok {
 		for _, kh := range khs {
-			for _, ri := range s.kwRules[kh.id] {
-				hits = s.apply(hits, text, int(kh.start), int(kh.end), int(ri), &scanned[ri])
+			for _, ri := range s.kwRules[kh.ID] {
+				hits = s.apply(hits, text, kh.Start, kh.End, int(ri), &scanned[ri])
 			}
 		}
 	} else {
 		// Keyword-dense text: handle hits as the walk finds them.
-		k := s.kw
-		st := uint32(0)
-		for i := 0; i < len(text); i++ {
-			var o, oe uint32
-			st, o, oe = k.next(st, text[i])
-			for ; o < oe; o++ {
-				id := k.out[o]
-				for _, ri := range s.kwRules[id] {
-					hits = s.apply(hits, text, i+1-k.lens[id], i+1, int(ri), &scanned[ri])
-				}
+		s.kw.Each(text, func(kh ahocorasick.Hit) bool {
+			for _, ri := range s.kwRules[kh.ID] {
+				hits = s.apply(hits, text, kh.Start, kh.End, int(ri), &scanned[ri])
 			}
-		}
+			return true
+		})
 	}
 	if len(hits) == 0 {
 		return scanner.Finding{}, nil

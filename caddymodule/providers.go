@@ -1,0 +1,274 @@
+package caddymodule
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/promptwall/promptwall/limits"
+	"github.com/promptwall/promptwall/provider"
+	"github.com/promptwall/promptwall/store"
+)
+
+// configuredProvider is a provider of the running config: its settings with
+// secrets resolved, and its limiter (shared across reloads).
+type configuredProvider struct {
+	cfg     provider.Config
+	limiter *limits.Limiter
+}
+
+// provisionProviders resolves secrets, validates, and attaches each
+// provider's limiter from the shared registry: a reload updates a limiter's
+// limits in place, so buckets are not refilled and slots held by requests
+// in flight stay counted.
+func (a *App) provisionProviders() error {
+	repl := caddy.NewReplacer()
+	a.providers = make(map[string]*configuredProvider, len(a.Providers))
+	for i := range a.Providers {
+		cfg := a.Providers[i]
+		cfg.Provision()
+		if _, dup := a.providers[cfg.Name]; dup {
+			return fmt.Errorf("provider %q declared twice", cfg.Name)
+		}
+		resolved := make(map[string]string, len(cfg.Secrets))
+		for k, v := range cfg.Secrets {
+			resolved[k] = repl.ReplaceKnown(v, "")
+		}
+		cfg.Secrets = resolved
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+		lc, err := cfg.Limits()
+		if err != nil {
+			return fmt.Errorf("provider %q: %w", cfg.Name, err)
+		}
+		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.shared.limits.Get(cfg.Name, lc)}
+	}
+	if a.shared.store != nil {
+		return a.syncProviderVersions()
+	}
+	return nil
+}
+
+// syncProviderVersions stores each provider's configuration as a version
+// when it changed, so the API's configAt can answer for a past time.
+func (a *App) syncProviderVersions() error {
+	current := make([]*store.ProviderRecord, 0, len(a.providers))
+	for _, p := range a.providers {
+		current = append(current, providerRecord(p.cfg))
+	}
+	return a.shared.store.SyncProviders(defaultOrgID(), current, time.Now())
+}
+
+// provider returns a configured provider by name or id.
+func (a *App) provider(nameOrID string) (*configuredProvider, bool) {
+	if p, ok := a.providers[nameOrID]; ok {
+		return p, true
+	}
+	for _, p := range a.providers {
+		if p.cfg.ID == nameOrID {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// credentialHeaders are where clients put provider keys (OpenAI, Anthropic,
+// Azure, Gemini). With authenticate they carry the Promptwall token instead,
+// and every one of them is removed before forwarding.
+var credentialHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
+
+// errBadToken is the 401 of a missing or unknown gateway token; it never
+// says which.
+var errBadToken = errors.New("a valid Promptwall token is required")
+
+// principal is who a gateway request is attributed to.
+type principal struct {
+	orgID, userID string
+}
+
+// authenticate verifies the Promptwall token a client presents in place of
+// the provider key. The token is looked up by its SHA-256 (only hashes are
+// stored) and the hashes compared in constant time.
+func (h *Handler) authenticate(r *http.Request) (principal, error) {
+	token := presentedToken(r)
+	if token == "" {
+		return principal{}, errBadToken
+	}
+	hash := sha256.Sum256([]byte(token))
+	if bh := h.app.bootstrapHash; bh != nil && subtle.ConstantTimeCompare(bh[:], hash[:]) == 1 {
+		return principal{orgID: defaultOrgID(), userID: "bootstrap"}, nil
+	}
+	st := h.app.shared.store
+	tok, err := st.LookupToken(hash)
+	if err != nil || subtle.ConstantTimeCompare(tok.Hash[:], hash[:]) != 1 {
+		return principal{}, errBadToken
+	}
+	user, err := st.GetUser(tok.UserID)
+	if err != nil || user.Blocked || user.OrgID != tok.OrgID {
+		return principal{}, errBadToken
+	}
+	org, err := st.GetOrg(tok.OrgID)
+	if err != nil || org.Disabled {
+		return principal{}, errBadToken
+	}
+	return principal{orgID: org.ID, userID: user.ID}, nil
+}
+
+// presentedToken finds the token wherever the client's SDK puts its key.
+func presentedToken(r *http.Request) string {
+	if v := r.Header.Get("Authorization"); v != "" {
+		scheme, tok, ok := strings.Cut(v, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(tok)
+		}
+		return ""
+	}
+	for _, h := range credentialHeaders[1:] {
+		if v := r.Header.Get(h); v != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return r.URL.Query().Get("key")
+}
+
+// useProviderKey replaces whatever credential the client sent with the
+// provider's secret, in the header the provider expects.
+func useProviderKey(r *http.Request, p *configuredProvider) {
+	for _, h := range credentialHeaders {
+		r.Header.Del(h)
+	}
+	if q := r.URL.Query(); q.Has("key") {
+		q.Del("key")
+		r.URL.RawQuery = q.Encode()
+	}
+	name, prefix := provider.SecretHeader(p.cfg.Type)
+	if key := p.cfg.Secrets["api_key"]; name != "" && key != "" {
+		r.Header.Set(name, prefix+key)
+	}
+	if p.cfg.Type == provider.TypeAnthropic && r.Header.Get("Anthropic-Version") == "" {
+		r.Header.Set("Anthropic-Version", provider.AnthropicVersion)
+	}
+}
+
+// acquire takes the provider's rate token and concurrency slot, waiting up
+// to the handler's max_queue_wait. The release must run once the answer is
+// fully written.
+func (h *Handler) acquire(ctx context.Context) (func(), error) {
+	if h.prov == nil {
+		return func() {}, nil
+	}
+	return h.prov.limiter.Acquire(ctx, time.Duration(h.MaxQueueWait))
+}
+
+// writeLimited answers a request over its provider's limits: 429 with
+// Retry-After, in the provider's own error shape.
+func (h *Handler) writeLimited(w http.ResponseWriter, x *exchange, err error) error {
+	var le *limits.LimitError
+	retry := time.Second
+	if errors.As(err, &le) {
+		retry = le.RetryAfter
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(limits.RetryAfterSeconds(retry)))
+	msg := "The provider's request limit is reached; retry later."
+	if errors.Is(err, limits.ErrConcurrencyLimited) {
+		msg = "Too many requests to this provider are in flight; retry later."
+	}
+	return h.writeError(w, x.format, http.StatusTooManyRequests, "rate_limit_exceeded", msg)
+}
+
+// parseProviderBlock parses a provider:
+//
+//	provider <name> {
+//	    type                      openai|anthropic|gemini|ollama|azure_openai|bedrock|custom
+//	    id                        <uuid>
+//	    base_url                  <url>
+//	    model                     <model or deployment>
+//	    max_requests_per_second   <decimal>
+//	    request_concurrency_limit <integer>
+//	    secret                    <name> <value or {env.VAR}>
+//	    input                     <name> <value>
+//	    available_globally
+//	    available_to              <project id...>
+//	    project_id | tag | system_provider_id <value>
+//	    red_team | siem | has_logo | disabled
+//	    template {
+//	        url | method | body | json | aws_auth <value>
+//	        header <name> <value>
+//	        query_param <name> <value>
+//	        output <name> <json path>
+//	        timeout <milliseconds>
+//	    }
+//	}
+func parseProviderBlock(d *caddyfile.Dispenser) (provider.Config, error) {
+	var p provider.Config
+	if !d.AllArgs(&p.Name) {
+		return p, d.ArgErr()
+	}
+	seen := map[string]bool{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch key := d.Val(); key {
+		case "available_globally":
+			if d.NextArg() {
+				return p, d.ArgErr()
+			}
+			p.Availability.Global = true
+		case "available_to":
+			ids := d.RemainingArgs()
+			if len(ids) == 0 {
+				return p, d.ArgErr()
+			}
+			p.Availability.ProjectIDs = append(p.Availability.ProjectIDs, ids...)
+		case "input":
+			args := d.RemainingArgs()
+			if len(args) != 2 {
+				return p, d.Err("input takes a name and a value")
+			}
+			if p.Inputs == nil {
+				p.Inputs = map[string]any{}
+			}
+			// Numbers stay numbers (max_tokens), everything else a string.
+			if n, err := strconv.ParseFloat(args[1], 64); err == nil {
+				p.Inputs[args[0]] = n
+			} else {
+				p.Inputs[args[0]] = args[1]
+			}
+		case "template":
+			if d.NextArg() {
+				return p, d.ArgErr()
+			}
+			tseen := map[string]bool{}
+			for tn := d.Nesting(); d.NextBlock(tn); {
+				if err := setOption(d, &p.Template, tseen); err != nil {
+					return p, err
+				}
+			}
+		default:
+			if err := setOption(d, &p, seen); err != nil {
+				return p, err
+			}
+		}
+	}
+	return p, nil
+}
+
+// providerRecord is the stored version of a provider: the spec's Provider
+// with secrets masked (nothing that reaches the database holds a secret).
+func providerRecord(cfg provider.Config) *store.ProviderRecord {
+	pub, _ := json.Marshal(cfg.Public())
+	return &store.ProviderRecord{
+		ID: cfg.ID, OrgID: defaultOrgID(), Name: cfg.Name, ProjectID: cfg.ProjectID,
+		Availability: store.ProviderAvailability{Global: cfg.Availability.Global, ProjectIDs: append([]string{}, cfg.Availability.ProjectIDs...)},
+		RedTeam:      cfg.RedTeam, Disabled: cfg.Disabled, Public: pub,
+	}
+}

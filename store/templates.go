@@ -1,0 +1,86 @@
+package store
+
+import (
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Prompt template buckets.
+var (
+	bTemplates       = []byte("prompt_templates")     // id -> PromptTemplate
+	bTemplatePrompts = []byte("idx_template_prompts") // templateID\x00 seq(8) -> promptID
+)
+
+// PromptTemplate is the spec's PromptTemplate plus its org: a prompt saved
+// to be sent again.
+type PromptTemplate struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	ProjectID string `json:"projectId"`
+	// PromptID is the prompt the template was made from.
+	PromptID  string    `json:"promptId"`
+	UserID    string    `json:"userId"`
+	CreatedAt Timestamp `json:"createdAt"`
+	OrgID     string    `json:"orgId"`
+}
+
+// CreatePromptTemplate stores a new template. An empty ID is set to
+// NewID(), a zero CreatedAt to now. Its PromptID, when set, becomes the
+// first of its prompts.
+func (s *Store) CreatePromptTemplate(t *PromptTemplate) error {
+	if t.ID == "" {
+		t.ID = NewID()
+	}
+	if err := validateKeyPart("template id", t.ID, true); err != nil {
+		return err
+	}
+	if err := validateKeyPart("template orgId", t.OrgID, true); err != nil {
+		return err
+	}
+	stamp(&t.CreatedAt)
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bTemplates)
+		if b.Get([]byte(t.ID)) != nil {
+			return invalid("prompt template %q exists", t.ID)
+		}
+		if t.PromptID != "" {
+			if err := appendIndex(tx.Bucket(bTemplatePrompts), t.ID, t.PromptID); err != nil {
+				return err
+			}
+		}
+		return putJSON(b, []byte(t.ID), t)
+	})
+}
+
+// GetPromptTemplate returns the template with that id, or ErrNotFound.
+func (s *Store) GetPromptTemplate(id string) (*PromptTemplate, error) {
+	t := new(PromptTemplate)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return getJSON(tx.Bucket(bTemplates), []byte(id), t, "prompt template")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// AddTemplatePrompt records that a prompt was sent from the template.
+func (s *Store) AddTemplatePrompt(templateID, promptID string) error {
+	if err := validateKeyPart("prompt id", promptID, true); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bTemplates).Get([]byte(templateID)) == nil {
+			return fmt.Errorf("%w: prompt template %q", ErrNotFound, templateID)
+		}
+		return appendIndex(tx.Bucket(bTemplatePrompts), templateID, promptID)
+	})
+}
+
+// TemplatePrompts returns the template's prompts, oldest first: the one it
+// was made from, then those sent from it (at most MaxChain, the newest),
+// skipping expired ones.
+func (s *Store) TemplatePrompts(templateID string) ([]*Prompt, error) {
+	return s.indexedPrompts(bTemplatePrompts, templateID)
+}
