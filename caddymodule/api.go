@@ -9,6 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/promptwall/promptwall/admin"
+	"github.com/promptwall/promptwall/provider"
 )
 
 func init() {
@@ -39,6 +40,13 @@ func (h *APIHandler) Provision(ctx caddy.Context) error {
 		BootstrapTokenHash: app.bootstrapHash,
 		BootstrapOrgID:     defaultOrgID(),
 		Endpoints:          endpointResolver{app},
+		Providers:          appProviders{app},
+		Screener:           appScreener{app},
+		Sender:             providerClient,
+		Limits:             app.shared.limits,
+		Campaigns:          app.shared.runner,
+		RedTeam:            orgFeatures{app.shared.store},
+		ProviderLookup:     app.providerLookup,
 	})
 	return err
 }
@@ -67,3 +75,56 @@ var (
 	_ caddyhttp.MiddlewareHandler = (*APIHandler)(nil)
 	_ caddyfile.Unmarshaler       = (*APIHandler)(nil)
 )
+
+// appProviders gives the API the config's providers. Providers are declared
+// by the operator and belong to the default organization.
+type appProviders struct{ app *App }
+
+func (p appProviders) Provider(orgID, idOrName string) (*provider.Config, bool) {
+	if orgID != defaultOrgID() {
+		return nil, false
+	}
+	cp, ok := p.app.provider(idOrName)
+	if !ok {
+		return nil, false
+	}
+	cfg := cp.cfg
+	return &cfg, true
+}
+
+// appScreener gives POST /prompts the config's endpoints.
+type appScreener struct{ app *App }
+
+func (s appScreener) ScreenEndpoint(idOrName string) (admin.ScreenEndpoint, bool) {
+	if idOrName == "" {
+		idOrName = DefaultEndpointName
+	}
+	ep, ok := s.app.endpoints[idOrName]
+	if !ok {
+		for _, e := range s.app.endpoints {
+			if e.ID == idOrName {
+				ep, ok = e, true
+			}
+		}
+	}
+	if !ok {
+		return admin.ScreenEndpoint{}, false
+	}
+	return admin.ScreenEndpoint{
+		ID: ep.ID, Name: ep.Name, ProjectID: ep.ProjectID, Providers: ep.Providers,
+		Screen:   ep.pipeline.Screen,
+		Scanners: ep.settingsJSON(),
+	}, true
+}
+
+// providerLookup describes a provider for the campaign-runs includes.
+func (a *App) providerLookup(orgID, providerID string) (any, bool) {
+	if orgID != defaultOrgID() {
+		return nil, false
+	}
+	p, ok := a.provider(providerID)
+	if !ok {
+		return nil, false
+	}
+	return p.cfg.Public(), true
+}

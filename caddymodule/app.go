@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -17,6 +19,7 @@ import (
 	"github.com/promptwall/promptwall/cli"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
+	"github.com/promptwall/promptwall/redteam"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
 )
@@ -60,6 +63,11 @@ type App struct {
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
 	// Providers are the upstream model APIs, with their limits and keys.
 	Providers []provider.Config `json:"providers,omitempty"`
+	// Campaigns are red-team campaigns run against the providers.
+	Campaigns []Campaign `json:"campaigns,omitempty"`
+	// PackFiles are operator attack packs (JSON Lines or YAML) added to
+	// the built-in ones. Read when the gateway starts.
+	PackFiles []string `json:"pack_files,omitempty"`
 	// Orgs declares organizations and their users (config as code). They
 	// are created or updated at load, matched by name and e-mail; nothing
 	// is ever deleted or unblocked by a config change.
@@ -137,7 +145,10 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if err := a.provisionProviders(); err != nil {
 		return err
 	}
-	return a.compileEndpoints(ctx)
+	if err := a.compileEndpoints(ctx); err != nil {
+		return err
+	}
+	return a.provisionCampaigns()
 }
 
 // Validate checks the configuration without side effects.
@@ -187,12 +198,26 @@ var sharedPool = caddy.NewUsagePool()
 type sharedState struct {
 	store *store.Store
 	// limits holds each provider's limiter across reloads.
-	limits    *limits.Registry
+	limits *limits.Registry
+	// runner executes campaigns; runs outlive config reloads.
+	runner        *redteam.Runner
+	stopSchedules context.CancelFunc
+	// current is the newest provisioned config, which long-lived work
+	// (campaign runs) uses for providers and endpoints.
+	current   atomic.Pointer[App]
 	verdicts  *scanner.VerdictCache
 	pipelines *ristretto.Cache[string, *scanner.Pipeline]
 }
 
 func (s *sharedState) Destruct() error {
+	if s.runner != nil {
+		s.stopSchedules()
+		// Runs in flight are marked failed before the store closes.
+		if err := s.runner.Close(); err != nil {
+			s.closeCaches()
+			return errors.Join(err, s.store.Close())
+		}
+	}
 	s.closeCaches()
 	return s.store.Close()
 }

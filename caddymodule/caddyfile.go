@@ -47,11 +47,14 @@ func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 //	    }
 //	    org <name> { ... }                  # declared organization and users (see parseOrgBlock)
 //	    provider <name> { ... }             # upstream model API, limits, keys (see parseProviderBlock)
+//	    campaign <name> { ... }             # red-team campaign (see parseCampaignBlock)
+//	    pack_file <path...>                 # operator attack packs (JSON Lines or YAML)
 //	    endpoint <name> {
 //	        project      <project id>
 //	        chatbot      <chatbot id>
 //	        id           <uuid>
 //	        packages     <name...>
+//	        providers    <provider name...>
 //	        on_block     error|completion
 //	        block_status <code>
 //	        scanner <module> [<id>] {
@@ -76,7 +79,7 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		key := d.Val()
-		if key != "scanner" && key != "package" && key != "endpoint" && key != "org" && key != "provider" {
+		if key != "scanner" && key != "package" && key != "endpoint" && key != "org" && key != "provider" && key != "campaign" && key != "pack_file" {
 			if seen[key] {
 				return d.Errf("duplicate sub-directive %q", key)
 			}
@@ -143,6 +146,18 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			a.Providers = append(a.Providers, p)
+		case "campaign":
+			c, err := parseCampaignBlock(d)
+			if err != nil {
+				return err
+			}
+			a.Campaigns = append(a.Campaigns, c)
+		case "pack_file":
+			files := d.RemainingArgs()
+			if len(files) == 0 {
+				return d.ArgErr()
+			}
+			a.PackFiles = append(a.PackFiles, files...)
 		case "org":
 			org, err := parseOrgBlock(d)
 			if err != nil {
@@ -186,6 +201,11 @@ func parseEndpointBlock(d *caddyfile.Dispenser) (Endpoint, error) {
 		case "packages":
 			ep.Packages = d.RemainingArgs()
 			if len(ep.Packages) == 0 {
+				return ep, d.ArgErr()
+			}
+		case "providers":
+			ep.Providers = d.RemainingArgs()
+			if len(ep.Providers) == 0 {
 				return ep, d.ArgErr()
 			}
 		case "on_block":

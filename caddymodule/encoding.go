@@ -13,11 +13,12 @@ import (
 
 // How compressed answers are screened: the handler removes the client's
 // Accept-Encoding from the forwarded request of an output-screened route, so
-// a conforming upstream answers uncompressed. An upstream that compresses
-// anyway is decoded here (gzip, zstd), within the answer size cap, screened,
-// and sent to the client uncompressed (Caddy's encode directive may compress
-// it again for the client). Any other coding cannot be screened and is
-// refused: compressed bytes are never passed unscreened.
+// the upstream can only use a coding the gateway decodes. reverse_proxy's
+// transport then asks for gzip itself and decodes it transparently; an
+// upstream that compresses anyway (gzip, zstd) is decoded here, within the
+// answer size cap, screened, and sent to the client uncompressed (Caddy's
+// encode directive may compress it again for the client). Any other coding
+// cannot be screened and is refused: compressed bytes never pass unscreened.
 
 // errUnsupportedEncoding reports a content coding the gateway cannot decode.
 var errUnsupportedEncoding = errors.New("unsupported content encoding")

@@ -70,6 +70,9 @@ type Endpoint struct {
 	ProjectID string `json:"project_id,omitempty"`
 	// ChatbotID makes this endpoint the one of a chatbot (an application).
 	ChatbotID string `json:"chatbot_id,omitempty"`
+	// Providers names the providers this endpoint routes to (the spec's
+	// EndpointConfig.providers; the first is the default).
+	Providers []string `json:"providers,omitempty"`
 	// Packages names bundles of scanner settings (see the app's packages)
 	// included before Scanners.
 	Packages []string `json:"packages,omitempty"`

@@ -152,6 +152,16 @@ func (r endpointResolver) Resolve(groupID, chatbotID string) (admin.EndpointView
 	for _, s := range found.settings {
 		view.Config.Scanners = append(view.Config.Scanners, apiSetting(s))
 	}
+	for i, name := range found.Providers {
+		ep := admin.EndpointProvider{Name: name, Enabled: true, Default: fmt.Sprint(i == 0)}
+		if p, ok := r.app.provider(name); ok {
+			ep.ID, ep.Type, ep.Enabled = p.cfg.ID, p.cfg.Type, !p.cfg.Disabled
+		}
+		view.Config.Providers = append(view.Config.Providers, ep)
+	}
+	if len(found.Providers) > 0 {
+		view.Config.ProviderRouting = "default"
+	}
 	for _, name := range found.Packages {
 		view.Config.Packages = append(view.Config.Packages, admin.ScannerSetting{
 			ID: name, Version: "1", Enabled: "true", Blocking: "true", Force: "false", Mode: string(scanner.ModeBlock),

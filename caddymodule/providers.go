@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/promptwall/promptwall/admin"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
 	"github.com/promptwall/promptwall/store"
@@ -65,7 +65,11 @@ func (a *App) provisionProviders() error {
 func (a *App) syncProviderVersions() error {
 	current := make([]*store.ProviderRecord, 0, len(a.providers))
 	for _, p := range a.providers {
-		current = append(current, providerRecord(p.cfg))
+		rec, err := admin.ProviderRecord(defaultOrgID(), &p.cfg)
+		if err != nil {
+			return err
+		}
+		current = append(current, rec)
 	}
 	return a.shared.store.SyncProviders(defaultOrgID(), current, time.Now())
 }
@@ -260,15 +264,4 @@ func parseProviderBlock(d *caddyfile.Dispenser) (provider.Config, error) {
 		}
 	}
 	return p, nil
-}
-
-// providerRecord is the stored version of a provider: the spec's Provider
-// with secrets masked (nothing that reaches the database holds a secret).
-func providerRecord(cfg provider.Config) *store.ProviderRecord {
-	pub, _ := json.Marshal(cfg.Public())
-	return &store.ProviderRecord{
-		ID: cfg.ID, OrgID: defaultOrgID(), Name: cfg.Name, ProjectID: cfg.ProjectID,
-		Availability: store.ProviderAvailability{Global: cfg.Availability.Global, ProjectIDs: append([]string{}, cfg.Availability.ProjectIDs...)},
-		RedTeam:      cfg.RedTeam, Disabled: cfg.Disabled, Public: pub,
-	}
 }

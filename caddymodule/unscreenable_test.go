@@ -91,7 +91,7 @@ func TestCompressedAnswerIsDecodedAndScreened(t *testing.T) {
 			tester.InitServer(gatewayConfig(filepath.Join(t.TempDir(), "pw.db"), up.Listener.Addr().String(), streamingEndpoint, ""), "caddyfile")
 			req, _ := http.NewRequest(http.MethodPost, gatewayURL("/v1/chat/completions"), strings.NewReader(chatBody("hello")))
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept-Encoding", "gzip")
+			req.Header.Set("Accept-Encoding", "br")
 			// A raw transport: the test must see exactly what the gateway sends.
 			resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
 			if err != nil {
@@ -108,8 +108,11 @@ func TestCompressedAnswerIsDecodedAndScreened(t *testing.T) {
 			if bytes.Contains(body, []byte(fakeAWSKey)) {
 				t.Error("the secret reached the client")
 			}
-			if len(acceptEncoding) != 1 || acceptEncoding[0] != "" {
-				t.Errorf("the gateway should ask the upstream for an uncompressed answer; Accept-Encoding sent: %q", acceptEncoding)
+			// The client's codings are not forwarded: the upstream may only
+			// use one the gateway decodes (reverse_proxy's transport asks
+			// for gzip on its own).
+			if len(acceptEncoding) != 1 || (acceptEncoding[0] != "" && acceptEncoding[0] != "gzip") {
+				t.Errorf("the client's Accept-Encoding reached the upstream: %q", acceptEncoding)
 			}
 		})
 	}

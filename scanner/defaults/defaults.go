@@ -35,15 +35,6 @@ func setting(id string, mode scanner.Mode, message string, dirs ...scanner.Direc
 	}
 }
 
-// DefaultPIIEntities are the PII types the default set reports: the ones
-// validated by structure (checksums, number plans, address syntax) whose
-// measured precision and recall are >= 0.95. Names and places come from a
-// gazetteer with ~0.6 precision; flagging "France" in a geography question
-// would drown the real findings, so they are opt-in.
-var DefaultPIIEntities = []string{
-	pii.KindEmail, pii.KindPhone, pii.KindCreditCard, pii.KindIBAN, pii.KindSSN, pii.KindIP,
-}
-
 // Entries lists the default scanners in the order they run: cheap, decisive
 // detectors first so a block short-circuits the rest.
 func Entries() []Entry {
@@ -74,8 +65,8 @@ func Entries() []Entry {
 			Module: "pii",
 			Setting: setting("pii", scanner.ModeFlag,
 				"This request was blocked because it contains personal data.", scanner.Input),
-			Config: pii.Config{Entities: DefaultPIIEntities},
-			New:    func() (scanner.Scanner, error) { return pii.New(pii.Config{Entities: DefaultPIIEntities}) },
+			Config: pii.Config{},
+			New:    func() (scanner.Scanner, error) { return pii.New(pii.Config{}) },
 		},
 	}
 }

@@ -217,7 +217,7 @@ func TestDefaultPIIQuality(t *testing.T) {
 		for _, f := range screenUser(p, row.Text).Scanners[0].Findings {
 			pred = append(pred, span{f.Start, f.End, f.Kind})
 		}
-		scoreExact(def, gold, pred, DefaultPIIEntities)
+		scoreExact(def, gold, pred, pii.DefaultEntities)
 		f, err := allKinds.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(row.Text), Direction: scanner.Input, Role: scanner.RoleUser})
 		if err != nil {
 			t.Fatal(err)
@@ -234,13 +234,13 @@ func TestDefaultPIIQuality(t *testing.T) {
 	for _, k := range supported {
 		d, e := def[k], every[k]
 		dp, dr := "-", "-"
-		if slices.Contains(DefaultPIIEntities, k) {
+		if slices.Contains(pii.DefaultEntities, k) {
 			dp, dr = fmt.Sprintf("%.3f", d.precision()), fmt.Sprintf("%.3f", d.recall())
 		}
 		fmt.Fprintf(&b, "%-18s | %4d %4d %4d %6s %6s | %4d %4d %4d %6.3f %6.3f\n", k, d.tp, d.fp, d.fn, dp, dr, e.tp, e.fp, e.fn, e.precision(), e.recall())
 	}
 	t.Logf("pii/dev.jsonl:\n%s", b.String())
-	for _, k := range DefaultPIIEntities {
+	for _, k := range pii.DefaultEntities {
 		if c := def[k]; c.precision() < 0.95 || c.recall() < 0.95 {
 			t.Errorf("%s: default stage exact precision %.3f recall %.3f, want both >= 0.95", k, c.precision(), c.recall())
 		}

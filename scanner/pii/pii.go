@@ -102,7 +102,8 @@ var ErrUnknownEntity = errors.New("pii: unknown entity kind")
 type Config struct {
 	// Entities lists the kinds to report, by Presidio name
 	// ("EMAIL_ADDRESS", "PHONE_NUMBER", ...; "LOCATION" is accepted for
-	// "GPE"). Default: all supported kinds (see Kinds).
+	// "GPE"), or "all" for every supported kind (see Kinds). Default:
+	// DefaultEntities, the kinds validated by structure.
 	Entities []string `json:"entities,omitempty"`
 
 	// Disabled lists kinds removed from Entities, so an operator can turn
@@ -147,18 +148,31 @@ type Scanner struct {
 	allow    map[string]struct{}
 }
 
+// DefaultEntities are the kinds reported when the configuration names none:
+// those validated by structure (checksums, number plans, address syntax),
+// whose measured precision and recall on the labelled data are >= 0.95.
+// Names, places and addresses come from a gazetteer and heuristics with
+// about 0.6 precision: flagging "France" in a geography question would drown
+// the real findings, so they are opt-in ("all", or by name).
+var DefaultEntities = []string{KindEmail, KindPhone, KindCreditCard, KindIBAN, KindSSN, KindIP}
+
 // New validates cfg and builds a Scanner.
 func New(cfg Config) (*Scanner, error) {
 	s := &Scanner{strict: cfg.StrictPhones, minScore: cfg.MinScore}
 	if cfg.MinScore < 0 || cfg.MinScore > 1 {
 		return nil, fmt.Errorf("pii: min_score %v outside 0..1", cfg.MinScore)
 	}
-	if len(cfg.Entities) == 0 {
+	entities := cfg.Entities
+	if len(entities) == 0 {
+		entities = DefaultEntities
+	}
+	if len(entities) == 1 && strings.EqualFold(entities[0], "all") {
+		entities = nil
 		for k := range s.enabled {
 			s.enabled[k] = true
 		}
 	}
-	for _, name := range cfg.Entities {
+	for _, name := range entities {
 		k, err := lookupKind(name)
 		if err != nil {
 			return nil, err

@@ -47,7 +47,7 @@ func check(t *testing.T, sc *Scanner, text string, kinds []string, wants []want)
 }
 
 func TestStructured(t *testing.T) {
-	sc, err := New(Config{})
+	sc, err := New(Config{Entities: []string{"all"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestStructured(t *testing.T) {
 }
 
 func TestHeuristic(t *testing.T) {
-	sc, err := New(Config{})
+	sc, err := New(Config{Entities: []string{"all"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestHeuristic(t *testing.T) {
 // TestOffsetsAfterUnicode checks that offsets point into the original text
 // when multi-byte and invisible characters precede the entity.
 func TestOffsetsAfterUnicode(t *testing.T) {
-	sc, err := New(Config{})
+	sc, err := New(Config{Entities: []string{"all"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestRegionAndStrict(t *testing.T) {
 }
 
 func TestCancelled(t *testing.T) {
-	sc, _ := New(Config{})
+	sc, _ := New(Config{Entities: []string{"all"}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := sc.Scan(ctx, &scanner.Target{Text: scanner.NewText("a@b.co")}); !errors.Is(err, context.Canceled) {
@@ -264,7 +264,7 @@ func TestCancelled(t *testing.T) {
 // TestConcurrentScan shares one Scanner (and one Text) across goroutines;
 // run under -race.
 func TestConcurrentScan(t *testing.T) {
-	sc, err := New(Config{})
+	sc, err := New(Config{Entities: []string{"all"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func BenchmarkScanClean16KB(b *testing.B) { benchScan(b, strings.Repeat(cleanPro
 func BenchmarkScan2KB5Entities(b *testing.B) { benchScan(b, promptWithEntities) }
 
 func benchScan(b *testing.B, text string) {
-	sc, err := New(Config{})
+	sc, err := New(Config{Entities: []string{"all"}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -326,5 +326,37 @@ func benchScan(b *testing.B, text string) {
 		if _, err := sc.Scan(ctx, t); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The default set reports only structure-validated kinds: a geography
+// question or a name in passing is not personal data to flag.
+func TestDefaultEntitiesLeaveOutGazetteerKinds(t *testing.T) {
+	tests := []struct {
+		name  string
+		cfg   Config
+		text  string
+		found bool
+	}{
+		{"place by default", Config{}, "What is the capital of France?", false},
+		{"name by default", Config{}, "My colleague John Smith wrote the report.", false},
+		{"e-mail by default", Config{}, "write to ada@example.org", true},
+		{"place when all", Config{Entities: []string{"all"}}, "What is the capital of France?", true},
+		{"name when asked", Config{Entities: []string{KindPerson}}, "My colleague John Smith wrote the report.", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := New(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := sc.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(tc.text), Direction: scanner.Input, Role: scanner.RoleUser})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Detected != tc.found {
+				t.Errorf("detected=%v, want %v (matches %+v)", f.Detected, tc.found, f.Matches)
+			}
+		})
 	}
 }

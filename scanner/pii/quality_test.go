@@ -54,7 +54,7 @@ func TestQualityPresidioDev(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := New(Config{})
+	sc, err := New(Config{Entities: []string{"all"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,17 +19,10 @@ const Type = "sensitive_output"
 type Config struct {
 	// Secrets configures the secret rules. Default: every rule group.
 	Secrets secrets.Config `json:"secrets,omitempty"`
-	// PII configures the personal data types. Default: the structured,
-	// validated types (e-mail, phone, card, IBAN, SSN, IP address).
+	// PII configures the personal data types. Default: pii.DefaultEntities.
 	PII pii.Config `json:"pii,omitempty"`
 	// SkipPII turns personal-data detection off. Default: false.
 	SkipPII bool `json:"skip_pii,omitempty"`
-}
-
-// DefaultPIIEntities are the personal data types an answer is screened for
-// when the configuration names none.
-var DefaultPIIEntities = []string{
-	pii.KindEmail, pii.KindPhone, pii.KindCreditCard, pii.KindIBAN, pii.KindSSN, pii.KindIP,
 }
 
 // Scanner finds secrets and personal data in answers.
@@ -46,11 +39,7 @@ func New(cfg Config) (*Scanner, error) {
 	}
 	s := &Scanner{secrets: sec}
 	if !cfg.SkipPII {
-		pc := cfg.PII
-		if len(pc.Entities) == 0 {
-			pc.Entities = DefaultPIIEntities
-		}
-		if s.pii, err = pii.New(pc); err != nil {
+		if s.pii, err = pii.New(cfg.PII); err != nil {
 			return nil, err
 		}
 	}
