@@ -482,6 +482,11 @@ func (a *App) compile(ep Endpoint, layers [][]ScannerConfig) (*compiledEndpoint,
 			}
 		}
 	}
+	// Restoring placeholders rewrites answers, so they are held like
+	// answers that are screened.
+	if ep.RestorePlaceholders {
+		out.hasOutput = true
+	}
 	cacheKey := ep.ID + "/" + version
 	if p, ok := a.shared.pipelines.Get(cacheKey); ok {
 		a.metrics.cacheHits.WithLabelValues("pipeline").Inc()

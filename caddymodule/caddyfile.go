@@ -57,6 +57,7 @@ func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 //	        providers    <provider name...>
 //	        on_block     error|completion
 //	        block_status <code>
+//	        restore_placeholders
 //	        scanner <module> [<id>] {
 //	            mode         block|modify|flag
 //	            blocking     true|false
@@ -218,6 +219,11 @@ func parseEndpointBlock(d *caddyfile.Dispenser) (Endpoint, error) {
 				return ep, err
 			}
 			ep.BlockStatus = n
+		case "restore_placeholders":
+			if d.NextArg() {
+				return ep, d.ArgErr()
+			}
+			ep.RestorePlaceholders = true
 		case "scanner":
 			sc, err := parseScannerBlock(d)
 			if err != nil {

@@ -84,6 +84,11 @@ type Endpoint struct {
 	OnBlock string `json:"on_block,omitempty"`
 	// BlockStatus is the HTTP status of a blocked request. Default: 403.
 	BlockStatus int `json:"block_status,omitempty"`
+	// RestorePlaceholders puts the values that modify mode replaced in a
+	// request ([EMAIL_ADDRESS_1]) back into the (non-streamed) answer, so
+	// the provider never sees them and the user still reads them.
+	// Default: false.
+	RestorePlaceholders bool `json:"restore_placeholders,omitempty"`
 }
 
 // Package is a named bundle of scanner settings endpoints include by name.

@@ -183,6 +183,9 @@ type exchange struct {
 	upstreamErr    error
 	res            *store.Reservation
 	who            principal
+	// vault holds the placeholders of a redacted request when the endpoint
+	// restores them in the answer.
+	vault *scanner.Vault
 }
 
 // ServeHTTP screens, forwards and records one request.
@@ -289,7 +292,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	w.Header().Set("X-Promptwall-Prompt-Id", x.id)
 
 	start := time.Now()
-	x.input = h.ep.pipeline.Screen(r.Context(), x.conv, scanner.Input)
+	if h.ep.RestorePlaceholders {
+		x.vault = new(scanner.Vault)
+	}
+	x.input = h.ep.pipeline.ScreenWith(r.Context(), x.conv, scanner.Input, x.vault)
 	h.app.metrics.observeResult(h.labels, scanner.Input, x.input, time.Since(start))
 	repl.Set("promptwall.outcome", string(x.input.Outcome))
 
@@ -417,6 +423,15 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 	}
 	enc := ic.Header().Get("Content-Encoding")
 	ic.Header().Del("Content-Encoding")
+	start := time.Now()
+	first := true
+	emit := func(b []byte) error {
+		if first {
+			first = false
+			h.app.metrics.streamTTFB.WithLabelValues(h.labels.provider).Observe(time.Since(start).Seconds())
+		}
+		return ic.emit(b)
+	}
 	go func() {
 		defer close(ss.done)
 		defer pr.CloseWithError(errStreamEnded)
@@ -431,7 +446,7 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 		ss.out, ss.err = streamscreen.Run(ctx, streamscreen.Options{
 			Stream:   x.format.NewStream(body),
 			Screen:   screen,
-			Emit:     ic.emit,
+			Emit:     emit,
 			HoldBack: h.StreamHoldBack,
 		})
 		// Whatever ended the screening (deferred above), the upstream copy
@@ -510,6 +525,15 @@ func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exch
 			return h.writeError(w, x.format, http.StatusBadGateway, "upstream_error", "The provider's answer could not be redacted.")
 		}
 		answer = rewritten
+	}
+	if x.vault != nil && x.vault.Len() > 0 && x.output.Outcome != scanner.Modified {
+		// The model answered about [EMAIL_ADDRESS_1]; the user reads the
+		// address they wrote. The answer was screened with placeholders.
+		if restored, err := x.restorePlaceholders(answer, conv); err == nil {
+			answer = restored
+		} else {
+			h.logger.Warn("restoring placeholders in the answer", zap.Error(err))
+		}
 	}
 	hdr := w.Header()
 	hdr.Set("Content-Length", strconv.Itoa(len(answer)))
@@ -769,4 +793,19 @@ func (h *Handler) providerID() string {
 		return ""
 	}
 	return h.prov.cfg.ID
+}
+
+// restorePlaceholders puts the values a redacted request hid back into the
+// answer's texts.
+func (x *exchange) restorePlaceholders(answer []byte, conv *scanner.Conversation) ([]byte, error) {
+	var edits []format.Edit
+	for _, m := range conv.Messages {
+		if restored := x.vault.Restore(m.Text); restored != m.Text {
+			edits = append(edits, format.Edit{Ref: m.Ref, Text: restored})
+		}
+	}
+	if len(edits) == 0 {
+		return answer, nil
+	}
+	return x.format.RewriteResponse(answer, edits)
 }

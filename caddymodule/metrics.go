@@ -22,6 +22,7 @@ type metrics struct {
 	scannerErrors   *prometheus.CounterVec
 	screenDuration  *prometheus.HistogramVec
 	upstreamSeconds *prometheus.HistogramVec
+	streamTTFB      *prometheus.HistogramVec
 	cacheHits       *prometheus.CounterVec
 	cacheMisses     *prometheus.CounterVec
 
@@ -79,6 +80,10 @@ func getMetrics() *metrics {
 				Namespace: ns, Name: "upstream_duration_seconds",
 				Help: "Time from forwarding a request to the end of the upstream answer.", Buckets: latencyBuckets,
 			}, []string{"provider"}),
+			streamTTFB: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+				Namespace: ns, Name: "stream_ttfb_seconds",
+				Help: "Time from forwarding a request to the first event of its streamed answer reaching the client.", Buckets: latencyBuckets,
+			}, []string{"provider"}),
 			cacheHits: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Namespace: ns, Name: "cache_hits_total", Help: "Cache hits, by cache.",
 			}, []string{"cache"}),
@@ -125,7 +130,7 @@ func getMetrics() *metrics {
 func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.requests, m.actions, m.rejected, m.scannerDuration, m.scannerErrors,
-		m.screenDuration, m.upstreamSeconds, m.cacheHits, m.cacheMisses,
+		m.screenDuration, m.upstreamSeconds, m.streamTTFB, m.cacheHits, m.cacheMisses,
 		m.limitRejected, m.inFlight, m.queueWait,
 		m.storeQueueDepth, m.storeBatchSize, m.storeCommit, m.storeErrors, m.storeRejected,
 	}
