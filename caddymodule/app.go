@@ -308,8 +308,7 @@ func defaultStoragePath() string {
 	return filepath.Join(caddy.AppDataDir(), "promptwall", "promptwall.db")
 }
 
-func defaultOrgID() string    { return endpointID("org/" + DefaultOrgName) }
-func bootstrapUserID() string { return endpointID("user/bootstrap") }
+func defaultOrgID() string { return endpointID("org/" + DefaultOrgName) }
 
 // compiledEndpoint is an endpoint ready to screen traffic.
 type compiledEndpoint struct {

@@ -352,7 +352,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 	}
 	upstreamStart := time.Now()
-	err = next.ServeHTTP(ic, r)
+	err = callNext(next, ic, r, func() bool { return ss != nil })
 	h.app.metrics.upstreamSeconds.WithLabelValues(h.labels.provider).Observe(time.Since(upstreamStart).Seconds())
 
 	committed = true
@@ -720,11 +720,11 @@ func isMultipart(ct string) bool {
 
 func checkContentType(ct string) error {
 	if ct == "" {
-		return errors.New("Content-Type must be application/json.")
+		return errors.New("content type missing: send Content-Type: application/json")
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return fmt.Errorf("Content-Type must be application/json, not %q.", ct)
+		return fmt.Errorf("content type %q: send Content-Type: application/json", ct)
 	}
 	return nil
 }
@@ -808,4 +808,22 @@ func (x *exchange) restorePlaceholders(answer []byte, conv *scanner.Conversation
 		return answer, nil
 	}
 	return x.format.RewriteResponse(answer, edits)
+}
+
+// callNext runs the next handler. reverse_proxy aborts a response whose body
+// it can no longer copy with panic(http.ErrAbortHandler); when the stream
+// screener ended the stream itself (a block), that abort is expected: it is
+// recovered so the screener is waited for and the exchange recorded before
+// the connection is torn down. Any other panic goes on unchanged.
+func callNext(next caddyhttp.Handler, w http.ResponseWriter, r *http.Request, streaming func() bool) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler && streaming() {
+				err = errStreamEnded
+				return
+			}
+			panic(v)
+		}
+	}()
+	return next.ServeHTTP(w, r)
 }

@@ -156,7 +156,16 @@ func TestProviderPaging(t *testing.T) {
 		t.Fatalf("prev of last page = %v (%v), want %v", names(back), err, names(pages[1]))
 	}
 	// A cursor of another query, a tampered one and a prompts cursor fail.
-	for _, c := range []string{pages[0].Next[:len(pages[0].Next)-1] + "A", "zzz"} {
+	// Change a middle character: every bit of it counts, unlike the last
+	// one of unpadded base64, and it must differ from the original.
+	tampered := []byte(pages[0].Next)
+	mid := len(tampered) / 2
+	if tampered[mid] == 'A' {
+		tampered[mid] = 'B'
+	} else {
+		tampered[mid] = 'A'
+	}
+	for _, c := range []string{string(tampered), "zzz"} {
 		if _, err := s.ListProviders(ProviderQuery{OrgID: "o1", Limit: 3, Cursor: c}); !errors.Is(err, ErrBadCursor) {
 			t.Errorf("cursor %q: %v, want ErrBadCursor", c, err)
 		}
