@@ -297,6 +297,7 @@ func run(o options) error {
 			rep.MetricsFiles = append(rep.MetricsFiles, path)
 		}
 	}
+	metricsErr := checkMetrics(rep)
 	if o.Profile {
 		profiled := map[string]bool{}
 		for _, t := range rep.Targets {
@@ -329,6 +330,33 @@ func run(o options) error {
 	}
 	fmt.Print(md)
 	fmt.Fprintf(os.Stderr, "wrote %s.{md,json}\n", filepath.Join(outDir, stamp))
+	return metricsErr
+}
+
+// checkMetrics runs `promtool check metrics` on the snapshots when promtool
+// is installed: the exposition must stay valid (names, help, types, units).
+func checkMetrics(rep *report) error {
+	if _, err := exec.LookPath("promtool"); err != nil {
+		rep.MetricsCheck = "skipped: promtool not installed (apt-get install prometheus)"
+		return nil
+	}
+	for _, f := range rep.MetricsFiles {
+		in, err := os.Open(f)
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command("promtool", "check", "metrics")
+		cmd.Stdin = in
+		out, err := cmd.CombinedOutput()
+		in.Close()
+		if err != nil {
+			rep.MetricsCheck = fmt.Sprintf("promtool check metrics failed on %s:\n%s", f, out)
+			return fmt.Errorf("promtool check metrics %s: %w\n%s", f, err, out)
+		}
+	}
+	if len(rep.MetricsFiles) > 0 {
+		rep.MetricsCheck = "promtool check metrics: no problems"
+	}
 	return nil
 }
 

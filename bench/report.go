@@ -27,6 +27,7 @@ type report struct {
 	Targets      []targetCheck  `json:"targets"`
 	Profiles     []profile      `json:"profiles,omitempty"`
 	MetricsFiles []string       `json:"metrics_snapshots,omitempty"`
+	MetricsCheck string         `json:"metrics_check,omitempty"`
 }
 
 type levelInfo struct {
@@ -302,7 +303,7 @@ func (r *report) markdown() string {
 			}
 			fmt.Fprintf(&b, "`%s`", f)
 		}
-		b.WriteString("\n")
+		fmt.Fprintf(&b, " (%s)\n", r.MetricsCheck)
 	}
 	return b.String()
 }
@@ -405,7 +406,9 @@ func profileLevel(o options, tmp, outDir, stamp, bin string, g *gateway, s scena
 	for _, args := range [][]string{
 		{"-top", "-nodecount=25"},
 		{"-top", "-cum", "-nodecount=30"},
-		{"-top", "-cum", "-focus=promptwall", "-nodecount=30"},
+		// Promptwall's own functions only; their flat time includes the
+		// hidden callees (reverse_proxy, syscalls, the runtime).
+		{"-top", "-cum", "-show=github.com/promptwall", "-nodecount=30"},
 	} {
 		out, err := exec.Command("go", append(append([]string{"tool", "pprof"}, args...), bin, p.File)...).CombinedOutput()
 		if err != nil {

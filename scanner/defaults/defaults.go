@@ -56,7 +56,14 @@ func Entries() []Entry {
 		},
 		{
 			Module: "prompt_injection",
-			Setting: setting("prompt_injection", scanner.ModeBlock,
+			// Flag, not block, by default: the model separates attacks from
+			// benign documents well (cross-validated recall 0.91, FPR 0.018)
+			// but also scores some everyday instructions high ("Translate
+			// the following paragraph into French": 9 of 30 hand-written
+			// everyday prompts), because the labelled attacks are ordinary
+			// instructions planted in documents. Flagged prompts are
+			// recorded and metered; operators choose to block.
+			Setting: setting("prompt_injection", scanner.ModeFlag,
 				"This request was blocked because it looks like a prompt injection or jailbreak attempt.", scanner.Input),
 			Config: injection.Config{},
 			New:    func() (scanner.Scanner, error) { return injection.New(injection.Config{}) },

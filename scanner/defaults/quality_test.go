@@ -49,6 +49,17 @@ func screenUser(p *scanner.Pipeline, text string) *scanner.Result {
 }
 
 // stageFlags reports whether the stage with this id did not pass the text.
+// injectionDetected reports whether the prompt_injection stage flagged or
+// blocked the text.
+func injectionDetected(r *scanner.Result) bool {
+	for _, sr := range r.Scanners {
+		if sr.ScannerID == "prompt_injection" {
+			return sr.Outcome == scanner.Flagged || sr.Outcome == scanner.Blocked
+		}
+	}
+	return false
+}
+
 func stageFlags(t *testing.T, r *scanner.Result, id string) bool {
 	t.Helper()
 	for _, sr := range r.Scanners {
@@ -299,7 +310,9 @@ func TestDefaultEvasion(t *testing.T) {
 	caught := func(fn func(string) string) int {
 		n := 0
 		for _, a := range attacks {
-			if screenUser(p, fn(a)).Outcome == scanner.Blocked {
+			// Caught: the default pipeline blocks it, or its
+			// prompt_injection stage detects it (the default mode flags).
+			if res := screenUser(p, fn(a)); res.Outcome == scanner.Blocked || injectionDetected(res) {
 				n++
 			}
 		}
