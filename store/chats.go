@@ -182,7 +182,7 @@ func (s *Store) indexedPrompts(bucket []byte, owner string) ([]*Prompt, error) {
 			if raw == nil {
 				continue
 			}
-			p, err := decodePrompt(raw)
+			p, err := decodePrompt(tx, raw)
 			if err != nil {
 				return fmt.Errorf("store: prompt %q: %w", id, err)
 			}

@@ -1,10 +1,13 @@
 package store
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	bolt "go.etcd.io/bbolt"
 	"time"
 )
 
@@ -45,6 +48,10 @@ type record struct {
 	ms       int64
 	preserve bool
 	value    []byte
+	// scannerSet is the record's scanner settings JSON and its key: every
+	// record of an endpoint shares one copy, stored once by the writer.
+	scannerSetKey []byte
+	scannerSet    []byte
 }
 
 // header is a view of a stored value. Its slices alias the value, which may
@@ -91,6 +98,13 @@ func encodePrompt(p *Prompt) (*record, error) {
 	cp := *p
 	cp.Input = ""
 	cp.ReceivedAt = Timestamp(received)
+	var setKey []byte
+	if cp.Scanners != "" {
+		sum := sha256.Sum256([]byte(cp.Scanners))
+		setKey = []byte(hex.EncodeToString(sum[:16]))
+		cp.ScannersRef = string(setKey)
+		cp.Scanners = ""
+	}
 	body, err := json.Marshal(&cp)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRecord, err)
@@ -112,7 +126,11 @@ func encodePrompt(p *Prompt) (*record, error) {
 		v = append(v, s...)
 	}
 	v = append(v, body...)
-	return &record{id: p.ID, orgID: p.OrgID, userID: p.UserID, ms: ms, preserve: p.Preserve, value: v}, nil
+	rec := &record{id: p.ID, orgID: p.OrgID, userID: p.UserID, ms: ms, preserve: p.Preserve, value: v}
+	if setKey != nil {
+		rec.scannerSetKey, rec.scannerSet = setKey, []byte(p.Scanners)
+	}
+	return rec, nil
 }
 
 func parseHeader(v []byte) (header, error) {
@@ -137,21 +155,29 @@ func parseHeader(v []byte) (header, error) {
 }
 
 // decodePrompt copies a stored value into a fresh Prompt; nothing of v is
-// retained, so v may be bbolt-owned.
-func decodePrompt(v []byte) (*Prompt, error) {
+// retained, so v may be bbolt-owned. tx resolves the shared scanner
+// settings the record refers to.
+func decodePrompt(tx *bolt.Tx, v []byte) (*Prompt, error) {
 	h, err := parseHeader(v)
 	if err != nil {
 		return nil, err
 	}
-	return decodeWithHeader(h)
+	return decodeWithHeader(tx, h)
 }
 
-func decodeWithHeader(h header) (*Prompt, error) {
+func decodeWithHeader(tx *bolt.Tx, h header) (*Prompt, error) {
 	p := new(Prompt)
 	if err := json.Unmarshal(h.body, p); err != nil {
 		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
 	p.Input = string(h.input)
+	if p.ScannersRef != "" {
+		set := tx.Bucket(bScannerSets).Get([]byte(p.ScannersRef))
+		if set == nil {
+			return nil, fmt.Errorf("%w: scanner settings %s missing", errCorrupt, p.ScannersRef)
+		}
+		p.Scanners, p.ScannersRef = string(set), ""
+	}
 	if p.Result.ScannerResults == nil {
 		p.Result.ScannerResults = []ScannerResult{}
 	}

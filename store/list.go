@@ -243,7 +243,7 @@ func (s *Store) ListPrompts(q Query) (Page, error) {
 				more = true
 				break
 			}
-			p, err := decodeWithHeader(h)
+			p, err := decodeWithHeader(tx, h)
 			if err != nil {
 				s.log.Error("store: skipping undecodable record", zap.Uint64("seq", h.seq), zap.Error(err))
 				continue
@@ -389,7 +389,7 @@ func (s *Store) GetPrompt(id string) (*Prompt, error) {
 			return fmt.Errorf("%w: prompt %q", ErrNotFound, id)
 		}
 		var err error
-		p, err = decodePrompt(raw)
+		p, err = decodePrompt(tx, raw)
 		return err
 	})
 	if err != nil {
@@ -416,7 +416,7 @@ func (s *Store) Chain(id string) ([]*Prompt, error) {
 				}
 				break
 			}
-			p, err := decodePrompt(raw)
+			p, err := decodePrompt(tx, raw)
 			if err != nil {
 				return err
 			}

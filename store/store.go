@@ -132,18 +132,20 @@ func (nopObserver) Rejected()                           {}
 // Bucket names. Identity buckets sit beside the record buckets so the
 // identity model (roles, teams, chats) can grow by adding buckets.
 var (
-	bMeta      = []byte("meta")
-	bPrompts   = []byte("prompts")
-	bOrgIdx    = []byte("idx_org")  // nested per org: seq -> id
-	bUserIdx   = []byte("idx_user") // nested per org+user: seq -> id
-	bExpiry    = []byte("expiry")   // receivedAt+id -> nil, non-preserved only
-	bOrgs      = []byte("orgs")
-	bUsers     = []byte("users")
-	bOrgUsers  = []byte("org_users") // org\x00user -> nil
-	bTokens    = []byte("tokens")    // sha256 -> token
-	allBuckets = [][]byte{bMeta, bPrompts, bOrgIdx, bUserIdx, bExpiry, bOrgs, bUsers, bOrgUsers, bTokens, bOrgNames, bOrgEmails, bTokenIDs,
+	bMeta    = []byte("meta")
+	bPrompts = []byte("prompts")
+	// bScannerSets holds each distinct scanner settings JSON once, by key.
+	bScannerSets = []byte("scanner_sets")
+	bOrgIdx      = []byte("idx_org")  // nested per org: seq -> id
+	bUserIdx     = []byte("idx_user") // nested per org+user: seq -> id
+	bExpiry      = []byte("expiry")   // receivedAt+id -> nil, non-preserved only
+	bOrgs        = []byte("orgs")
+	bUsers       = []byte("users")
+	bOrgUsers    = []byte("org_users") // org\x00user -> nil
+	bTokens      = []byte("tokens")    // sha256 -> token
+	allBuckets   = [][]byte{bMeta, bPrompts, bOrgIdx, bUserIdx, bExpiry, bOrgs, bUsers, bOrgUsers, bTokens, bOrgNames, bOrgEmails, bTokenIDs,
 		bCampaigns, bSchedules, bCampaignRuns, bCampaignRunIx, bAttackRuns,
-		bProviders, bProviderSeq, bChats, bChatPrompts, bTemplates, bTemplatePrompts}
+		bProviders, bProviderSeq, bChats, bChatPrompts, bTemplates, bTemplatePrompts, bScannerSets}
 
 	keyCursorKey = []byte("cursor_hmac_key")
 )

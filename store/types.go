@@ -170,6 +170,9 @@ type Prompt struct {
 	// Scanners is the JSON of the scanner settings that ran, served as
 	// promptScanners by GET /prompts/{id}?fetchScanners=true.
 	Scanners string `json:"scanners,omitempty"`
+	// ScannersRef replaces Scanners in the stored record: the settings are
+	// stored once per distinct value, not once per record.
+	ScannersRef string `json:"scannersRef,omitempty"`
 }
 
 // Record types of DECISIONS section 2.

@@ -315,6 +315,7 @@ func (s *Store) writeBatch(batch []*record) error {
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		prompts := tx.Bucket(bPrompts)
+		sets := tx.Bucket(bScannerSets)
 		orgIdx := tx.Bucket(bOrgIdx)
 		userIdx := tx.Bucket(bUserIdx)
 		expiry := tx.Bucket(bExpiry)
@@ -351,6 +352,11 @@ func (s *Store) writeBatch(batch []*record) error {
 			binary.BigEndian.PutUint64(r.value[offSeq:], seq)
 			if err := prompts.Put(id, r.value); err != nil {
 				return err
+			}
+			if r.scannerSetKey != nil && sets.Get(r.scannerSetKey) == nil {
+				if err := sets.Put(r.scannerSetKey, r.scannerSet); err != nil {
+					return err
+				}
 			}
 			ob, err := index(orgIdx, orgIndexName(r.orgID))
 			if err != nil {
