@@ -399,6 +399,7 @@ func (h *Handler) finishPrompt(w http.ResponseWriter, r *http.Request, p Princip
 	// What the client sees: the stored record's result, except that a
 	// redacted answer is shown with its redactions applied.
 	result := rec.Result
+	result.Normalize()
 	if x.output != nil && x.output.Outcome == scanner.Modified && x.fail == nil {
 		edited := *x.outConv
 		edited.Messages = append([]scanner.Message(nil), x.outConv.Messages...)

@@ -96,6 +96,7 @@ func encodePrompt(p *Prompt) (*record, error) {
 	}
 	received := time.Time(p.ReceivedAt).UTC().Truncate(time.Millisecond)
 	cp := *p
+	cp.Result.ScannerResults = normalizedResults(p.Result.ScannerResults)
 	cp.Input = ""
 	cp.ReceivedAt = Timestamp(received)
 	var setKey []byte
@@ -178,14 +179,7 @@ func decodeWithHeader(tx *bolt.Tx, h header) (*Prompt, error) {
 		}
 		p.Scanners, p.ScannersRef = string(set), ""
 	}
-	if p.Result.ScannerResults == nil {
-		p.Result.ScannerResults = []ScannerResult{}
-	}
-	for i := range p.Result.ScannerResults {
-		if p.Result.ScannerResults[i].Data.Matches == nil {
-			p.Result.ScannerResults[i].Data.Matches = [][2]int{}
-		}
-	}
+	p.Result.Normalize()
 	return p, nil
 }
 
@@ -212,3 +206,20 @@ func expiryKeyTime(k []byte) int64 {
 func orgIndexName(org string) []byte { return []byte("o:" + org) }
 
 func userIndexName(org, user string) []byte { return []byte("u:" + org + "\x00" + user) }
+
+// normalizedResults returns results with no nil matches, copying only when
+// one must change: the caller's record is not modified.
+func normalizedResults(rs []ScannerResult) []ScannerResult {
+	if rs == nil {
+		return []ScannerResult{}
+	}
+	for i := range rs {
+		if rs[i].Data.Matches == nil {
+			out := append([]ScannerResult(nil), rs...)
+			r := PromptResult{ScannerResults: out}
+			r.Normalize()
+			return out
+		}
+	}
+	return rs
+}

@@ -122,6 +122,7 @@ func TestTimestampJSON(t *testing.T) {
 
 func TestPromptJSONShape(t *testing.T) {
 	p := &Prompt{ID: "x", Result: PromptResult{ScannerResults: []ScannerResult{{}}}}
+	p.Result.Normalize()
 	raw, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -140,9 +141,27 @@ func TestPromptJSONShape(t *testing.T) {
 	if matches, ok := sr["data"].(map[string]any)["matches"].([]any); !ok || len(matches) != 0 {
 		t.Errorf("data.matches = %v, want []", sr["data"])
 	}
-	raw, _ = json.Marshal(PromptResult{})
+	var empty PromptResult
+	empty.Normalize()
+	raw, _ = json.Marshal(empty)
 	if !strings.Contains(string(raw), `"scannerResults":[]`) {
-		t.Errorf("nil scannerResults marshals as %s", raw)
+		t.Errorf("normalized nil scannerResults marshals as %s", raw)
+	}
+
+	// Whatever the writer was handed, a record reads back normalized.
+	s := openTest(t, Options{})
+	for _, res := range []PromptResult{{}, {ScannerResults: []ScannerResult{{ScannerID: "a"}}}} {
+		id := NewID()
+		put(t, s, &Prompt{ID: id, OrgID: "o", Result: res})
+		syncStore(t, s)
+		got, err := s.GetPrompt(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(got.Result)
+		if strings.Contains(string(raw), "null") {
+			t.Errorf("stored result reads back with null: %s", raw)
+		}
 	}
 }
 

@@ -97,16 +97,6 @@ type ScannerData struct {
 	Error string `json:"error,omitempty"`
 }
 
-// MarshalJSON keeps matches an array even when the scanner left it nil:
-// clients of the spec iterate it without a null check.
-func (d ScannerData) MarshalJSON() ([]byte, error) {
-	type plain ScannerData
-	if d.Matches == nil {
-		d.Matches = [][2]int{}
-	}
-	return json.Marshal(plain(d))
-}
-
 // ScannerResult is the spec's ScannerResult; every field is always present.
 type ScannerResult struct {
 	CompletedDate      Timestamp   `json:"completedDate"`
@@ -129,13 +119,19 @@ type PromptResult struct {
 	ScannerResults []ScannerResult `json:"scannerResults"`
 }
 
-// MarshalJSON keeps scannerResults an array even when nil.
-func (r PromptResult) MarshalJSON() ([]byte, error) {
-	type plain PromptResult
+// Normalize replaces nil slices by empty ones, so JSON shows [] rather than
+// null: clients of the spec iterate them without a null check. Records are
+// normalized when written and when read; a custom MarshalJSON did this
+// before and cost a second marshal and a re-parse of every nested result.
+func (r *PromptResult) Normalize() {
 	if r.ScannerResults == nil {
 		r.ScannerResults = []ScannerResult{}
 	}
-	return json.Marshal(plain(r))
+	for i := range r.ScannerResults {
+		if r.ScannerResults[i].Data.Matches == nil {
+			r.ScannerResults[i].Data.Matches = [][2]int{}
+		}
+	}
 }
 
 // Prompt is one stored record: the spec's Prompt plus the routing fields the
