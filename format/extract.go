@@ -270,6 +270,43 @@ func (c *collector) missing(name string) *Error {
 }
 
 // boolField reads an optional boolean; def applies when absent or null.
+// maxTopKeys bounds the top-level keys a format's request keyset may list.
+const maxTopKeys = 8
+
+// requestHead is what every request parser reads first: the top-level
+// fields of the format's keyset, which lists "model" first, the format's
+// main texts field second and "stream" third, then fields of its own.
+type requestHead struct {
+	c      *collector
+	f, k   [maxTopKeys]span
+	model  textOffs
+	stream bool
+}
+
+// beginRequest checks a request body and reads its head. fold matches keys
+// case-insensitively (Ollama's Go decoder does); streamDefault is the
+// format's answer mode when "stream" is absent.
+func beginRequest(body []byte, keys *keyset, fold, streamDefault bool) (requestHead, error) {
+	var h requestHead
+	if keys.n > maxTopKeys {
+		return h, fmt.Errorf("format: request keyset of %d keys exceeds %d", keys.n, maxTopKeys)
+	}
+	c, top, err := begin(body, 400)
+	if err != nil {
+		return h, err
+	}
+	c.fold = fold
+	h.c = c
+	if err := c.fields(top, keys, h.f[:], h.k[:]); err != nil {
+		return h, err
+	}
+	if h.model, err = c.model(h.f[0], h.k[0]); err != nil {
+		return h, err
+	}
+	h.stream, err = c.boolField(h.f[2], h.k[2], streamDefault)
+	return h, err
+}
+
 func (c *collector) boolField(v, k span, def bool) (bool, error) {
 	if isNull(c.b, v) {
 		return def, nil

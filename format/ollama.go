@@ -33,23 +33,11 @@ var (
 func (ollamaChat) Name() string { return NameOllamaChat }
 
 func (ollamaChat) ParseRequest(body []byte) (*Request, error) {
-	c, top, err := begin(body, 400)
+	h, err := beginRequest(body, olChatKeys, true, true)
 	if err != nil {
 		return nil, err
 	}
-	c.fold = true
-	var f, k [3]span
-	if err := c.fields(top, olChatKeys, f[:], k[:]); err != nil {
-		return nil, err
-	}
-	model, err := c.model(f[0], k[0])
-	if err != nil {
-		return nil, err
-	}
-	stream, err := c.boolField(f[2], k[2], true)
-	if err != nil {
-		return nil, err
-	}
+	c, f, k, model, stream := h.c, h.f, h.k, h.model, h.stream
 	if !f[1].ok() {
 		return nil, c.missing("messages")
 	}
@@ -218,23 +206,11 @@ func (ollamaChat) NewStream(r io.Reader) Stream { return newOllamaStream(r) }
 func (ollamaGenerate) Name() string { return NameOllamaGenerate }
 
 func (ollamaGenerate) ParseRequest(body []byte) (*Request, error) {
-	c, top, err := begin(body, 400)
+	h, err := beginRequest(body, olGenKeys, true, true)
 	if err != nil {
 		return nil, err
 	}
-	c.fold = true
-	var f, k [6]span
-	if err := c.fields(top, olGenKeys, f[:], k[:]); err != nil {
-		return nil, err
-	}
-	model, err := c.model(f[0], k[0])
-	if err != nil {
-		return nil, err
-	}
-	stream, err := c.boolField(f[2], k[2], true)
-	if err != nil {
-		return nil, err
-	}
+	c, f, k, model, stream := h.c, h.f, h.k, h.model, h.stream
 	// prompt may be absent: Ollama then only loads the model.
 	for _, x := range []struct {
 		i    int

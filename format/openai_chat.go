@@ -32,22 +32,11 @@ var (
 func (openAIChat) Name() string { return NameOpenAIChat }
 
 func (openAIChat) ParseRequest(body []byte) (*Request, error) {
-	c, top, err := begin(body, 400)
+	h, err := beginRequest(body, chatKeys, false, false)
 	if err != nil {
 		return nil, err
 	}
-	var f, k [4]span
-	if err := c.fields(top, chatKeys, f[:], k[:]); err != nil {
-		return nil, err
-	}
-	model, err := c.model(f[0], k[0])
-	if err != nil {
-		return nil, err
-	}
-	stream, err := c.boolField(f[2], k[2], false)
-	if err != nil {
-		return nil, err
-	}
+	c, f, k, model, stream := h.c, h.f, h.k, h.model, h.stream
 	if !f[1].ok() {
 		return nil, c.missing("messages")
 	}

@@ -29,22 +29,11 @@ var (
 func (openAIResponses) Name() string { return NameOpenAIResponses }
 
 func (openAIResponses) ParseRequest(body []byte) (*Request, error) {
-	c, top, err := begin(body, 400)
+	h, err := beginRequest(body, respKeys, false, false)
 	if err != nil {
 		return nil, err
 	}
-	var f, k [5]span
-	if err := c.fields(top, respKeys, f[:], k[:]); err != nil {
-		return nil, err
-	}
-	model, err := c.model(f[0], k[0])
-	if err != nil {
-		return nil, err
-	}
-	stream, err := c.boolField(f[2], k[2], false)
-	if err != nil {
-		return nil, err
-	}
+	c, f, k, model, stream := h.c, h.f, h.k, h.model, h.stream
 	if err := c.optText(scanner.RoleSystem, f[3], k[3]); err != nil {
 		return nil, err
 	}
