@@ -164,38 +164,16 @@ var (
 // ParseResponse screens the answer's content blocks: text, tool_use input,
 // and (unlike requests) thinking text, which the client displays.
 func (anthropic) ParseResponse(body []byte) (*scanner.Conversation, error) {
-	c, top, err := begin(body, 502)
-	if err != nil {
-		return nil, err
-	}
-	var f, k [1]span
-	if err := c.fields(top, anthAnswerKeys, f[:], k[:]); err != nil {
-		return nil, err
-	}
-	if !f[0].ok() {
-		return nil, c.missing("content")
-	}
-	mark := c.pushKey(k[0])
-	if c.b[f[0].s] != '[' {
-		return nil, c.typeErr(f[0], "an array of content blocks")
-	}
-	for i, blk := range elems(c.b, f[0]) {
-		mk := c.pushIndex(i)
+	return parseAnswerArray(body, anthAnswerKeys, "content", "an array of content blocks", func(c *collector, blk span) error {
 		if err := c.anthBlock(scanner.RoleAssistant, blk); err != nil {
-			return nil, err
+			return err
 		}
 		var tf, tk [1]span
 		if err := c.fields(blk, anthThinkingKeys, tf[:], tk[:]); err != nil {
-			return nil, err
+			return err
 		}
-		if err := c.optText(scanner.RoleAssistant, tf[0], tk[0]); err != nil {
-			return nil, err
-		}
-		c.pop(mk)
-	}
-	c.pop(mark)
-	conv := c.conversation()
-	return &conv, nil
+		return c.optText(scanner.RoleAssistant, tf[0], tk[0])
+	})
 }
 
 func (anthropic) RewriteResponse(body []byte, edits []Edit) ([]byte, error) {

@@ -270,6 +270,39 @@ func (c *collector) missing(name string) *Error {
 }
 
 // boolField reads an optional boolean; def applies when absent or null.
+// parseAnswerArray parses an answer whose screenable texts all sit in one
+// required top-level array (OpenAI's choices, Responses' output, Anthropic's
+// content), calling element for each item with the item's path pushed, so
+// errors and refs point at it. keys names that one array field; want says
+// what the array holds, for the type error.
+func parseAnswerArray(body []byte, keys *keyset, name, want string, element func(c *collector, el span) error) (*scanner.Conversation, error) {
+	c, top, err := begin(body, 502)
+	if err != nil {
+		return nil, err
+	}
+	var f, k [1]span
+	if err := c.fields(top, keys, f[:], k[:]); err != nil {
+		return nil, err
+	}
+	if !f[0].ok() {
+		return nil, c.missing(name)
+	}
+	mark := c.pushKey(k[0])
+	if c.b[f[0].s] != '[' {
+		return nil, c.typeErr(f[0], want)
+	}
+	for i, el := range elems(c.b, f[0]) {
+		mk := c.pushIndex(i)
+		if err := element(c, el); err != nil {
+			return nil, err
+		}
+		c.pop(mk)
+	}
+	c.pop(mark)
+	conv := c.conversation()
+	return &conv, nil
+}
+
 // maxTopKeys bounds the top-level keys a format's request keyset may list.
 const maxTopKeys = 8
 

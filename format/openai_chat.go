@@ -208,39 +208,20 @@ var (
 )
 
 func (openAIChat) ParseResponse(body []byte) (*scanner.Conversation, error) {
-	c, top, err := begin(body, 502)
-	if err != nil {
-		return nil, err
-	}
-	var f, k [1]span
-	if err := c.fields(top, chatAnswerKeys, f[:], k[:]); err != nil {
-		return nil, err
-	}
-	if !f[0].ok() {
-		return nil, c.missing("choices")
-	}
-	mark := c.pushKey(k[0])
-	if c.b[f[0].s] != '[' {
-		return nil, c.typeErr(f[0], "an array")
-	}
-	for i, ch := range elems(c.b, f[0]) {
-		mk := c.pushIndex(i)
+	return parseAnswerArray(body, chatAnswerKeys, "choices", "an array", func(c *collector, ch span) error {
 		var cf, ck [1]span
 		if err := c.object(ch, choiceKeys, cf[:], ck[:]); err != nil {
-			return nil, err
+			return err
 		}
 		if cf[0].ok() {
 			mm := c.pushKey(ck[0])
 			if err := c.chatMessage(cf[0], scanner.RoleAssistant, false); err != nil {
-				return nil, err
+				return err
 			}
 			c.pop(mm)
 		}
-		c.pop(mk)
-	}
-	c.pop(mark)
-	conv := c.conversation()
-	return &conv, nil
+		return nil
+	})
 }
 
 func (openAIChat) RewriteResponse(body []byte, edits []Edit) ([]byte, error) {

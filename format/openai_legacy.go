@@ -75,35 +75,13 @@ func (openAICompletions) RewriteRequest(body []byte, edits []Edit) ([]byte, erro
 }
 
 func (openAICompletions) ParseResponse(body []byte) (*scanner.Conversation, error) {
-	c, top, err := begin(body, 502)
-	if err != nil {
-		return nil, err
-	}
-	var f, k [1]span
-	if err := c.fields(top, chatAnswerKeys, f[:], k[:]); err != nil {
-		return nil, err
-	}
-	if !f[0].ok() {
-		return nil, c.missing("choices")
-	}
-	mark := c.pushKey(k[0])
-	if c.b[f[0].s] != '[' {
-		return nil, c.typeErr(f[0], "an array")
-	}
-	for i, ch := range elems(c.b, f[0]) {
-		mk := c.pushIndex(i)
+	return parseAnswerArray(body, chatAnswerKeys, "choices", "an array", func(c *collector, ch span) error {
 		var cf, ck [1]span
 		if err := c.object(ch, answerText, cf[:], ck[:]); err != nil {
-			return nil, err
+			return err
 		}
-		if err := c.optText(scanner.RoleAssistant, cf[0], ck[0]); err != nil {
-			return nil, err
-		}
-		c.pop(mk)
-	}
-	c.pop(mark)
-	conv := c.conversation()
-	return &conv, nil
+		return c.optText(scanner.RoleAssistant, cf[0], ck[0])
+	})
 }
 
 func (openAICompletions) RewriteResponse(body []byte, edits []Edit) ([]byte, error) {

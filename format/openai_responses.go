@@ -146,31 +146,9 @@ func (openAIResponses) RewriteRequest(body []byte, edits []Edit) ([]byte, error)
 var respAnswerKeys = newKeys("output")
 
 func (openAIResponses) ParseResponse(body []byte) (*scanner.Conversation, error) {
-	c, top, err := begin(body, 502)
-	if err != nil {
-		return nil, err
-	}
-	var f, k [1]span
-	if err := c.fields(top, respAnswerKeys, f[:], k[:]); err != nil {
-		return nil, err
-	}
-	if !f[0].ok() {
-		return nil, c.missing("output")
-	}
-	mark := c.pushKey(k[0])
-	if c.b[f[0].s] != '[' {
-		return nil, c.typeErr(f[0], "an array")
-	}
-	for i, it := range elems(c.b, f[0]) {
-		mk := c.pushIndex(i)
-		if err := c.responseItem(it, scanner.RoleAssistant); err != nil {
-			return nil, err
-		}
-		c.pop(mk)
-	}
-	c.pop(mark)
-	conv := c.conversation()
-	return &conv, nil
+	return parseAnswerArray(body, respAnswerKeys, "output", "an array", func(c *collector, it span) error {
+		return c.responseItem(it, scanner.RoleAssistant)
+	})
 }
 
 func (openAIResponses) RewriteResponse(body []byte, edits []Edit) ([]byte, error) {
