@@ -12,10 +12,18 @@ import (
 	"github.com/promptwall/promptwall/store"
 )
 
-// maskedTypes are the detector families whose findings are never stored in
+// sensitiveTypes are the detector families whose findings are never stored in
 // clear: a detected secret or personal datum must not end up in the
 // database, its backups or the API.
-var maskedTypes = map[string]bool{"secret": true, "pii": true, "sensitive_output": true}
+var sensitiveTypes = map[string]bool{"secret": true, "pii": true, "sensitive_output": true}
+
+// masks reports whether a scanner's findings are masked before storage:
+// those of the sensitive families, and whatever any scanner redacted (modify
+// mode), since what the gateway hides from the provider must not sit in
+// clear in the database either.
+func masks(sr *scanner.ScannerResult) bool {
+	return sensitiveTypes[sr.Type] || sr.Outcome == scanner.Modified
+}
 
 // NewestUserMessage returns the index of the last user message, or -1.
 // DECISIONS section 2: the record's input is the newest user turn.
@@ -47,7 +55,7 @@ func Masked(text string, i int, results ...*scanner.Result) string {
 		}
 		for s := range res.Scanners {
 			sr := &res.Scanners[s]
-			if !maskedTypes[sr.Type] {
+			if !masks(sr) {
 				continue
 			}
 			for _, f := range sr.Findings {
@@ -108,7 +116,7 @@ func SensitiveValues(conv *scanner.Conversation, res *scanner.Result) []string {
 	var out []string
 	for s := range res.Scanners {
 		sr := &res.Scanners[s]
-		if !maskedTypes[sr.Type] {
+		if !masks(sr) {
 			continue
 		}
 		for _, f := range sr.Findings {

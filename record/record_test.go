@@ -15,6 +15,18 @@ func result(typ string, findings ...scanner.MessageFinding) *scanner.Result {
 	}}}
 }
 
+func redacted(typ string, findings ...scanner.MessageFinding) *scanner.Result {
+	r := result(typ, findings...)
+	r.Outcome, r.Scanners[0].Outcome = scanner.Modified, scanner.Modified
+	return r
+}
+
+func flagged(typ string, findings ...scanner.MessageFinding) *scanner.Result {
+	r := result(typ, findings...)
+	r.Outcome, r.Scanners[0].Outcome = scanner.Flagged, scanner.Flagged
+	return r
+}
+
 func finding(msg, start, end int, kind string) scanner.MessageFinding {
 	return scanner.MessageFinding{Message: msg, Role: scanner.RoleUser, Match: scanner.Match{Start: start, End: end, Kind: kind, Score: 1}}
 }
@@ -37,6 +49,8 @@ func TestMasking(t *testing.T) {
 		{"pii masked", result("pii", finding(3, 4, 24, "X")), 3, false, true},
 		{"injection spans are evidence, not masked", result("injection", finding(3, 4, 24, "OVERRIDE")), 3, true, false},
 		{"findings of another message do not apply", result("secret", finding(1, 10, 30, "AWS_ACCESS_KEY_ID")), 3, true, false},
+		{"whatever a scanner redacted is masked too", redacted("regex", finding(3, 4, 24, "PROJECT_CODE")), 3, false, true},
+		{"a flagged custom pattern is evidence, kept", flagged("regex", finding(3, 4, 24, "PROJECT_CODE")), 3, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
