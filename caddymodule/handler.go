@@ -195,40 +195,42 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
 		return next.ServeHTTP(w, r)
 	}
-	errFmt := h.errorFormat(r.URL.Path)
+	// errFmt picks the error shape of a request refused before its format
+	// is known; only refusals pay for it.
+	errFmt := func() format.Format { return h.errorFormat(r.URL.Path) }
 	var who principal
 	if h.Authenticate {
 		var err error
 		if who, err = h.authenticate(r); err != nil {
 			h.app.metrics.rejected.WithLabelValues("unauthenticated").Inc()
-			return h.writeError(w, errFmt, http.StatusUnauthorized, "invalid_api_key", errBadToken.Error()+".")
+			return h.writeError(w, errFmt(), http.StatusUnauthorized, "invalid_api_key", errBadToken.Error()+".")
 		}
 		// The token goes no further than this handler.
 		useProviderKey(r, h.prov)
 	}
 	if isUpgrade(r) {
 		if h.passes(passUpgrade) {
-			return h.passUnscreened(w, r, next, errFmt, who, "connection upgrade")
+			return h.passUnscreened(w, r, next, who, "connection upgrade")
 		}
 		h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
-		return h.writeError(w, errFmt, http.StatusBadRequest, "unsupported_request",
+		return h.writeError(w, errFmt(), http.StatusBadRequest, "unsupported_request",
 			"Connection upgrades (WebSocket, realtime) cannot be screened by this gateway.")
 	}
 	if isMultipart(r.Header.Get("Content-Type")) {
 		if h.passes(passMultipart) {
-			return h.passUnscreened(w, r, next, errFmt, who, "multipart upload")
+			return h.passUnscreened(w, r, next, who, "multipart upload")
 		}
 		h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
-		return h.writeError(w, errFmt, http.StatusUnsupportedMediaType, "unsupported_request",
+		return h.writeError(w, errFmt(), http.StatusUnsupportedMediaType, "unsupported_request",
 			"Multipart uploads cannot be screened by this gateway.")
 	}
 	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
 		h.app.metrics.rejected.WithLabelValues("malformed").Inc()
-		return h.writeError(w, errFmt, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return h.writeError(w, errFmt(), http.StatusBadRequest, "invalid_request_error", err.Error())
 	}
 	if r.ContentLength > h.MaxBodySize {
 		h.app.metrics.rejected.WithLabelValues("too_large").Inc()
-		return h.writeError(w, errFmt, http.StatusRequestEntityTooLarge, "request_too_large", h.tooLargeMessage())
+		return h.writeError(w, errFmt(), http.StatusRequestEntityTooLarge, "request_too_large", h.tooLargeMessage())
 	}
 
 	body := getBuf()
@@ -236,14 +238,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if _, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, h.MaxBodySize)); err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			h.app.metrics.rejected.WithLabelValues("too_large").Inc()
-			return h.writeError(w, errFmt, http.StatusRequestEntityTooLarge, "request_too_large", h.tooLargeMessage())
+			return h.writeError(w, errFmt(), http.StatusRequestEntityTooLarge, "request_too_large", h.tooLargeMessage())
 		}
 		return caddyhttp.Error(http.StatusBadRequest, fmt.Errorf("reading request body: %w", err))
 	}
 	raw := body.Bytes()
 	if !utf8.Valid(raw) {
 		h.app.metrics.rejected.WithLabelValues("malformed").Inc()
-		return h.writeError(w, errFmt, http.StatusBadRequest, "invalid_request_error", "The request body is not valid UTF-8.")
+		return h.writeError(w, errFmt(), http.StatusBadRequest, "invalid_request_error", "The request body is not valid UTF-8.")
 	}
 
 	x := &exchange{h: h, received: time.Now(), who: who}
@@ -254,10 +256,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		if err != nil {
 			if h.passes(passUnknownFormat) {
 				restoreBody(r, bytes.Clone(raw))
-				return h.passUnscreened(w, r, next, errFmt, who, "unknown wire format")
+				return h.passUnscreened(w, r, next, who, "unknown wire format")
 			}
 			h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
-			return h.writeError(w, errFmt, http.StatusBadRequest, "unsupported_request",
+			return h.writeError(w, errFmt(), http.StatusBadRequest, "unsupported_request",
 				"The request's API format is not one the gateway can screen.")
 		}
 		x.format = f
@@ -679,12 +681,12 @@ func (h *Handler) passes(kind string) bool {
 // passUnscreened forwards a request the operator chose to pass unscreened
 // and records it as such: outcome passed, every scanner skipped with the
 // reason, the body not stored (nothing of it was read as a prompt).
-func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, errFmt format.Format, who principal, why string) error {
+func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, who principal, why string) error {
 	res, err := h.app.shared.store.Reserve(r.Context())
 	if err != nil {
 		h.app.metrics.rejected.WithLabelValues("store_full").Inc()
 		w.Header().Set("Retry-After", "1")
-		return h.writeError(w, errFmt, http.StatusServiceUnavailable, "service_unavailable",
+		return h.writeError(w, h.errorFormat(r.URL.Path), http.StatusServiceUnavailable, "service_unavailable",
 			"The gateway cannot record requests right now; retry shortly.")
 	}
 	now := time.Now()
