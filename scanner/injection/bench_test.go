@@ -54,3 +54,18 @@ func BenchmarkScanWithViews2KB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkExtract2KB measures the feature walk alone on folded prose.
+func BenchmarkExtract2KB(b *testing.B) {
+	m, err := ShippedModel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := scanner.NewText(cleanText(2 << 10)).Folded().S
+	var out featureSink
+	b.SetBytes(int64(len(s)))
+	b.ReportAllocs()
+	for b.Loop() {
+		m.spec.extract(s, &out, m.w)
+	}
+}

@@ -72,8 +72,9 @@ func mix(x uint64, bits uint8) uint32 {
 	return uint32((x * 0x9E3779B97F4A7C15) >> (64 - bits))
 }
 
-// wordByte reports whether an ASCII byte belongs to a word.
-var wordByte = func() (t [128]bool) {
+// wordByte reports whether a byte is an ASCII letter or digit, part of a
+// word; bytes of multi-byte characters are not.
+var wordByte = func() (t [256]bool) {
 	for c := 'a'; c <= 'z'; c++ {
 		t[c] = true
 	}
@@ -87,41 +88,29 @@ var wordByte = func() (t [128]bool) {
 	return t
 }()
 
-// featureSink receives the features extract finds: for each, its end
-// offset, and either its bucket (training, w nil) or, when scoring, the
-// running sum of the weights. A window's sum is then a difference of two
-// running sums, found by binary search on the offsets: nothing is summed
-// twice and the buckets are never stored.
+// featureSink receives the features extract finds, in order of their end
+// offset, and when scoring the running sum of their weights. A window's sum
+// is then a difference of two running sums, found by binary search on the
+// offsets, so nothing is summed twice.
 type featureSink struct {
-	// w are the model's weights; nil keeps the buckets instead.
-	w []int8
-	// pos[k] is the end offset of feature k in the folded view.
-	pos []uint32
-	// bucket[k] is feature k's bucket (training only).
-	bucket []uint32
+	feats []feature
 	// cum[k] is the sum of the weights of features 0..k-1 (scoring only).
 	cum  []int32
 	toks []token
 }
 
 // reset prepares the sink for a text of n bytes, keeping its buffers.
-// Features are written by index, so every buffer is sized for the most a
+// Features are written by index, so the buffer is sized for the most a
 // text of n bytes can give: each byte pushes at most one character (a
 // letter or the space a separator becomes) and so (charMax-charMin+1)
 // n-grams; words are at least one byte apart, so unigrams and bigrams add
 // at most n+1.
-func (o *featureSink) reset(w []int8, sp *featureSpec, n int) {
-	o.w = w
+func (o *featureSink) reset(sp *featureSpec, n int) {
 	limit := n + 1
 	if sp.charMin > 0 {
 		limit += n * int(sp.charMax-sp.charMin+1)
 	}
-	o.pos = grow(o.pos, limit)
-	if w == nil {
-		o.bucket = grow(o.bucket, limit)
-	} else {
-		o.cum = grow(o.cum, limit+1)
-	}
+	o.feats = grow(o.feats, limit)
 	o.toks = o.toks[:0]
 }
 
@@ -132,110 +121,184 @@ func grow[T any](b []T, n int) []T {
 	return b[:n]
 }
 
-// count is the number of features found (after trim).
-func (o *featureSink) count() int { return len(o.pos) }
+// count is the number of features found.
+func (o *featureSink) count() int { return len(o.feats) }
 
-// trim cuts the buffers to the k features found.
-func (o *featureSink) trim(k int) {
-	o.pos = o.pos[:k]
-	if o.w == nil {
-		o.bucket = o.bucket[:k]
-	} else {
-		o.cum = o.cum[:k+1]
+// sum fills cum with the running sums of the weights w of the features
+// found. Kept apart from the walk: a tight loop of loads and adds, where
+// the walk has enough state to keep the registers busy.
+func (o *featureSink) sum(w []int8) {
+	o.cum = grow(o.cum, len(o.feats)+1)
+	cum := o.cum[1:]
+	var sum int32
+	for k, f := range o.feats {
+		sum += int32(w[f.bucket])
+		cum[k] = sum
 	}
 }
 
-// feature returns feature k (training only).
-func (o *featureSink) feature(k int) feature { return feature{pos: o.pos[k], bucket: o.bucket[k]} }
+// charGrams holds what the character n-grams of a spec need per length n:
+// the mask keeping n bytes of the stream and the salt that keeps lengths
+// apart in the hash space.
+type charGrams struct {
+	lo, hi int
+	bits   uint8
+	mask   [9]uint64
+	salt   [9]uint64
+}
 
-// put records feature k at end offset p with bucket b and returns k+1 and
-// the new running sum. A function of values rather than a method, so that
-// once inlined the walk keeps its state in registers.
-func put(o *featureSink, k int, sum int32, p int, b uint32) (int, int32) {
-	o.pos[k] = uint32(p)
-	if o.w != nil {
-		sum += int32(o.w[b])
-		o.cum[k+1] = sum
-	} else {
-		o.bucket[k] = b
+func (sp *featureSpec) charGrams() charGrams {
+	g := charGrams{lo: int(sp.charMin), hi: int(sp.charMax), bits: sp.bits}
+	if g.lo == 0 {
+		g.hi = -1
 	}
-	return k + 1, sum
+	for n := g.lo; n <= g.hi; n++ {
+		g.mask[n] = 1<<(8*uint64(n)) - 1
+		g.salt[n] = uint64(n)<<58 ^ seedChar
+	}
+	return g
+}
+
+// put writes the character n-grams ending at offset p of the stream roll
+// holds (rollLen bytes so far) from feature k on, and returns the next k.
+func (g *charGrams) put(feats []feature, k, p int, roll uint64, rollLen int) int {
+	for n := g.lo; n <= g.hi && n <= rollLen; n++ {
+		feats[k] = feature{pos: uint32(p), bucket: mix(roll&g.mask[n]^g.salt[n], g.bits)}
+		k++
+	}
+	return k
+}
+
+// stream is the state of the walk over the character stream that outlives
+// a word.
+type stream struct {
+	roll    uint64 // the last 8 bytes of the character stream
+	rollLen int    // bytes pushed into roll
+}
+
+// asciiRun pushes the ASCII word bytes from s[i] on into the stream and the
+// word hash h, up to the first other byte or the placeholder, and returns
+// where it stopped, the hash and the next feature index. It is the hottest
+// loop of a scan and a function of its own so that its few variables stay
+// in registers: the rest of the walk has too many for the compiler to keep
+// them there.
+func (g *charGrams) asciiRun(s string, i int, h uint64, st *stream, feats []feature, k int) (int, uint64, int) {
+	roll, rollLen := st.roll, st.rollLen
+	if g.lo == g.hi && g.lo > 0 {
+		// One n-gram length (the shipped spec): no inner loop.
+		n := g.lo
+		mask, salt, bits := g.mask[n], g.salt[n], g.bits
+		for ; i < len(s); i++ {
+			c := s[i]
+			if !wordByte[c] || c == placeholder[0] && strings.HasPrefix(s[i:], placeholder) {
+				break
+			}
+			h = (h ^ uint64(c)) * fnvPrime
+			roll = roll<<8 | uint64(c)
+			rollLen++
+			if rollLen >= n {
+				feats[k] = feature{pos: uint32(i + 1), bucket: mix(roll&mask^salt, bits)}
+				k++
+			}
+		}
+	} else {
+		for ; i < len(s); i++ {
+			c := s[i]
+			if !wordByte[c] || c == placeholder[0] && strings.HasPrefix(s[i:], placeholder) {
+				break
+			}
+			h = (h ^ uint64(c)) * fnvPrime
+			roll = roll<<8 | uint64(c)
+			rollLen++
+			k = g.put(feats, k, i+1, roll, rollLen)
+		}
+	}
+	st.roll, st.rollLen = roll, rollLen
+	return i, h, k
 }
 
 // extract finds the hashed features and the word tokens of the folded text
 // s. Words are maximal runs of letters, digits and marks; everything else
 // separates them and is a single space in the character stream the n-grams
 // are taken from, so "Ignore   previous" and "ignore\nprevious" give the
-// same features. Features come in order of their end offset.
-//
-// This is the hottest loop of a scan. Its state lives in local variables,
-// not in closures (which would keep it in memory), and features are
-// written by index into buffers reset sized.
+// same features. Features come in order of their end offset. With weights
+// w, the running sums are filled in too (featureSink.sum).
 func (sp *featureSpec) extract(s string, out *featureSink, w []int8) {
-	out.reset(w, sp, len(s))
-	maskAt := strings.Index(s, placeholder)
+	out.reset(sp, len(s))
+	feats, toks := out.feats, out.toks
+	g := sp.charGrams()
+	bits := sp.bits
+	// The placeholder is found as the walk meets an 'i' that starts it
+	// (asciiRun stops there), not by a search over the whole text; maskAt
+	// is where the current one starts, len(s) while there is none.
+	maskAt := len(s)
 	var (
-		roll     uint64 // the last 8 bytes of the character stream
-		rollLen  int    // bytes pushed into roll
+		st       stream
 		lastSp   = true // the previous stream byte was a space
 		wordFrom = -1   // start of the current word, -1 outside a word
 		wordHash uint64 // FNV-1a of the current word so far
 		prevWord uint64 // hash of the previous word, for bigrams
 		havePrev bool
-		k        int   // features written
-		sum      int32 // running sum of their weights
-		toks     = out.toks
+		k        int // features written
 	)
-	lo, hi := int(sp.charMin), int(sp.charMax)
-	if lo == 0 {
-		hi = -1
-	}
-	bits := sp.bits
-	for i := 0; i <= len(s); {
+	for i := 0; ; {
 		// What the byte at i is: part of a word (size bytes), a
-		// separator, or the end of the text.
-		size, inWord, end := 1, false, i == len(s)
-		masked := !end && maskAt >= 0 && i >= maskAt
-		if !end && !masked {
-			if c := s[i]; c < utf8.RuneSelf {
-				inWord = wordByte[c]
+		// separator, the placeholder or the end of the text.
+		size := 1
+		if i < maskAt {
+			c := s[i]
+			inWord := false
+			if c < utf8.RuneSelf {
+				if wordByte[c] {
+					if c == placeholder[0] && strings.HasPrefix(s[i:], placeholder) {
+						maskAt = i
+						continue
+					}
+					if wordFrom < 0 {
+						wordFrom, wordHash = i, fnvOffset
+					}
+					i, wordHash, k = g.asciiRun(s, i, wordHash, &st, feats, k)
+					lastSp = false
+					continue
+				}
 			} else {
 				var r rune
 				r, size = utf8.DecodeRuneInString(s[i:])
 				inWord = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
 			}
-		}
-		if inWord {
-			if wordFrom < 0 {
-				wordFrom, wordHash = i, fnvOffset
-			}
-			for j := i; j < i+size; j++ {
-				c := s[j]
-				wordHash = (wordHash ^ uint64(c)) * fnvPrime
-				roll = roll<<8 | uint64(c)
-				rollLen++
-				for n := lo; n <= hi && n <= rollLen; n++ {
-					k, sum = put(out, k, sum, j+1, charBucket(roll, n, bits))
+			if inWord {
+				if wordFrom < 0 {
+					wordFrom, wordHash = i, fnvOffset
 				}
+				for end := i + size; i < end; {
+					c := s[i]
+					wordHash = (wordHash ^ uint64(c)) * fnvPrime
+					st.roll = st.roll<<8 | uint64(c)
+					st.rollLen++
+					i++
+					k = g.put(feats, k, i, st.roll, st.rollLen)
+				}
+				lastSp = false
+				continue
 			}
-			lastSp = false
-			i += size
-			continue
 		}
 		// A separator, the placeholder or the end: the word ends here.
 		if wordFrom >= 0 {
 			h := wordHash
 			toks = append(toks, token{start: uint32(wordFrom), end: uint32(i), hash: h})
-			k, sum = put(out, k, sum, i, mix(h^seedUnigram, bits))
+			feats[k] = feature{pos: uint32(i), bucket: mix(h^seedUnigram, bits)}
+			k++
 			if sp.bigrams && havePrev {
-				k, sum = put(out, k, sum, i, mix(prevWord*31+h^seedBigram, bits))
+				feats[k] = feature{pos: uint32(i), bucket: mix(prevWord*31+h^seedBigram, bits)}
+				k++
 			}
 			prevWord, havePrev = h, true
 			wordFrom = -1
 		}
-		if end {
+		if i == len(s) {
 			break
 		}
+		masked := i >= maskAt
 		// The separator is one space in the character stream; the
 		// placeholder is blanked out the same way at its start.
 		if !lastSp {
@@ -243,31 +306,22 @@ func (sp *featureSpec) extract(s string, out *featureSink, w []int8) {
 			if masked {
 				p = i
 			}
-			roll = roll<<8 | ' '
-			rollLen++
-			for n := lo; n <= hi && n <= rollLen; n++ {
-				k, sum = put(out, k, sum, p, charBucket(roll, n, bits))
-			}
+			st.roll = st.roll<<8 | ' '
+			st.rollLen++
+			k = g.put(feats, k, p, st.roll, st.rollLen)
 			lastSp = true
 		}
 		if masked {
 			i = maskAt + len(placeholder)
 			havePrev = false
-			if j := strings.Index(s[i:], placeholder); j >= 0 {
-				maskAt = i + j
-			} else {
-				maskAt = -1
-			}
+			maskAt = len(s)
 			continue
 		}
 		i += size
 	}
 	out.toks = toks
-	out.trim(k)
-}
-
-// charBucket is the bucket of the character n-gram of length n ending the
-// stream roll holds.
-func charBucket(roll uint64, n int, bits uint8) uint32 {
-	return mix(roll&(1<<(8*uint64(n))-1)^uint64(n)<<58^seedChar, bits)
+	out.feats = feats[:k]
+	if w != nil {
+		out.sum(w)
+	}
 }

@@ -235,7 +235,7 @@ func (m *Model) score(s string, window int, sc *scratch) windowScore {
 	for k := range blocks {
 		to := out.count()
 		if k < count-1 {
-			to = firstFeature(out.pos, (k+1)*half-1)
+			to = firstFeature(out.feats, (k+1)*half-1)
 		}
 		blocks[k].sum, blocks[k].n = out.cum[to]-out.cum[from], int32(to-from)
 		from = to
@@ -267,7 +267,7 @@ func (m *Model) score(s string, window int, sc *scratch) windowScore {
 		if !ok {
 			continue
 		}
-		i, j := firstFeature(out.pos, a), firstFeature(out.pos, e)
+		i, j := firstFeature(out.feats, a), firstFeature(out.feats, e)
 		var fams uint32
 		for _, h2 := range sc.hits {
 			if st := int(toks[h2.from].start); st >= a && st < e {
@@ -296,11 +296,11 @@ func hitWindow(toks []token, h hit, n int) (int, int, bool) {
 
 // firstFeature returns the index of the first feature ending after byte a,
 // given the features' end offsets in order.
-func firstFeature(pos []uint32, a int) int {
-	lo, hi := 0, len(pos)
+func firstFeature(feats []feature, a int) int {
+	lo, hi := 0, len(feats)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if int(pos[mid]) <= a {
+		if int(feats[mid].pos) <= a {
 			lo = mid + 1
 		} else {
 			hi = mid

@@ -16,10 +16,7 @@ import (
 func refScore(m *Model, s string, window int) windowScore {
 	var out featureSink
 	m.spec.extract(s, &out, nil)
-	feats := make([]feature, out.count())
-	for k := range feats {
-		feats[k] = out.feature(k)
-	}
+	feats := append([]feature(nil), out.feats...)
 	toks := out.toks
 	hits := rules.match(s, toks, nil)
 	half, count := blockLayout(len(s), window)

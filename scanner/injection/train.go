@@ -89,10 +89,7 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 	s := scanner.NewText(ex.Text).Folded().S
 	out := &sc.out
 	o.spec.extract(s, out, nil)
-	feats := make([]feature, out.count())
-	for k := range feats {
-		feats[k] = out.feature(k)
-	}
+	feats := append([]feature(nil), out.feats...)
 	toks := out.toks
 	sc.hits = rules.match(s, toks, sc.hits[:0])
 	half, count := blockLayout(len(s), o.Window)
