@@ -2,6 +2,7 @@ package scanner
 
 import (
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -115,37 +116,57 @@ func (d *decoder) full() bool { return len(d.segs) >= maxSegments || d.budget <=
 
 func (d *decoder) scan() {
 	s := d.s
-	tok, word, escapes := -1, -1, 0
+	// Percent escapes are counted only in texts that have a '%' at all,
+	// found by a vectorised search.
+	hasPct := strings.IndexByte(s, '%') >= 0
+	letters, visible := 0, 0
 	d.firstWordStart = -1
-	for i := 0; i <= len(s); i++ {
-		cl := uint8(clDelim)
-		if i < len(s) {
-			cl = byteClass[s[i]]
+	// Tokens are runs of bytes that are not delimiters; words are runs of
+	// ASCII letters, which are never delimiters, so every word lies in a
+	// token. Each run is walked by a loop of its own: one class lookup and
+	// one predictable branch per byte.
+	for i := 0; i < len(s); {
+		for i < len(s) && byteClass[s[i]]&clDelim != 0 {
+			i++
 		}
-		if cl&clAlpha != 0 {
-			d.letters++
-			if word < 0 {
-				word = i
+		tok := i
+		for i < len(s) {
+			cl := byteClass[s[i]]
+			if cl&clDelim != 0 {
+				break
 			}
-		} else if word >= 0 {
+			if cl&clAlpha == 0 {
+				i++
+				continue
+			}
+			word := i
+			for i++; i < len(s) && byteClass[s[i]]&clAlpha != 0; i++ {
+			}
+			letters += i - word
 			d.word(word, i)
-			word = -1
 		}
-		if cl&clDelim != 0 {
-			if tok >= 0 {
-				d.token(tok, i, escapes)
-				tok, escapes = -1, 0
-			}
+		if tok == i {
 			continue
 		}
-		d.visible++
-		if tok < 0 {
-			tok = i
+		visible += i - tok
+		escapes := 0
+		if hasPct {
+			escapes = countEscapes(s[tok:i])
 		}
-		if s[i] == '%' && i+2 < len(s) && byteClass[s[i+1]]&byteClass[s[i+2]]&clHex != 0 {
-			escapes++
+		d.token(tok, i, escapes)
+	}
+	d.letters, d.visible = letters, visible
+}
+
+// countEscapes counts the percent escapes ("%2F") in a token.
+func countEscapes(tok string) int {
+	n := 0
+	for i := 0; i+2 < len(tok); i++ {
+		if tok[i] == '%' && byteClass[tok[i+1]]&byteClass[tok[i+2]]&clHex != 0 {
+			n++
 		}
 	}
+	return n
 }
 
 // token examines one token s[a:b].
@@ -418,12 +439,25 @@ func (d *decoder) word(a, b int) {
 // a letter, and does the same for its ROT13.
 func packWord(w string) (key, rot uint64) {
 	for i := 0; i < len(w); i++ {
-		l := uint64(w[i]|0x20) - 'a'
-		key = key<<5 | (l + 1)
-		rot = rot<<5 | ((l+13)%26 + 1)
+		code := letterCodes[w[i]]
+		key = key<<5 | uint64(code.plain)
+		rot = rot<<5 | uint64(code.rot13)
 	}
 	return key, rot
 }
+
+// letterCodes maps an ASCII letter of either case to its 5-bit code in a
+// packed word (a = 1 .. z = 26) and to the code of its ROT13: packWord
+// runs for every word of every text, and a table lookup is cheaper there
+// than the arithmetic (a modulo per letter).
+var letterCodes = func() (t [256]struct{ plain, rot13 uint8 }) {
+	for l := range 26 {
+		for _, c := range []byte{byte('a' + l), byte('A' + l)} {
+			t[c].plain, t[c].rot13 = uint8(l+1), uint8((l+13)%26+1)
+		}
+	}
+	return t
+}()
 
 // letterCiphers looks for ROT13 and, in letter soup only, other Caesar
 // shifts.

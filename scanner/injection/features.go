@@ -169,29 +169,100 @@ func (g *charGrams) put(feats []feature, k, p int, roll uint64, rollLen int) int
 	return k
 }
 
-// stream is the state of the walk over the character stream that outlives
-// a word.
-type stream struct {
-	roll    uint64 // the last 8 bytes of the character stream
-	rollLen int    // bytes pushed into roll
+// walk is the state of extract's walk over a text.
+type walk struct {
+	g        charGrams
+	bigrams  bool
+	feats    []feature
+	k        int     // features written
+	toks     []token // words found
+	roll     uint64  // the last 8 bytes of the character stream
+	rollLen  int     // bytes pushed into roll
+	lastSp   bool    // the previous stream byte was a space
+	wordFrom int     // start of the current word, -1 outside a word
+	wordHash uint64  // FNV-1a of the current word so far
+	prevWord uint64  // hash of the previous word, for bigrams
+	havePrev bool
 }
 
-// asciiRun pushes the ASCII word bytes from s[i] on into the stream and the
-// word hash h, up to the first other byte or the placeholder, and returns
-// where it stopped, the hash and the next feature index. It is the hottest
-// loop of a scan and a function of its own so that its few variables stay
-// in registers: the rest of the walk has too many for the compiler to keep
-// them there.
-func (g *charGrams) asciiRun(s string, i int, h uint64, st *stream, feats []feature, k int) (int, uint64, int) {
-	roll, rollLen := st.roll, st.rollLen
-	if g.lo == g.hi && g.lo > 0 {
-		// One n-gram length (the shipped spec): no inner loop.
-		n := g.lo
-		mask, salt, bits := g.mask[n], g.salt[n], g.bits
-		for ; i < len(s); i++ {
+// wordByte pushes byte c of a word, which ends at offset p.
+func (w *walk) wordByte(c byte, i, p int) {
+	if w.wordFrom < 0 {
+		w.wordFrom, w.wordHash = i, fnvOffset
+	}
+	w.wordHash = (w.wordHash ^ uint64(c)) * fnvPrime
+	w.roll = w.roll<<8 | uint64(c)
+	w.rollLen++
+	w.k = w.g.put(w.feats, w.k, p, w.roll, w.rollLen)
+	w.lastSp = false
+}
+
+// separator ends the current word at offset i and pushes one space into
+// the stream, ending at offset p, unless the last byte was one already.
+func (w *walk) separator(i, p int) {
+	w.endWord(i)
+	if !w.lastSp {
+		w.roll = w.roll<<8 | ' '
+		w.rollLen++
+		w.k = w.g.put(w.feats, w.k, p, w.roll, w.rollLen)
+		w.lastSp = true
+	}
+}
+
+// endWord closes the current word, if any, at offset i: its unigram, its
+// bigram with the previous word, its token.
+func (w *walk) endWord(i int) {
+	if w.wordFrom < 0 {
+		return
+	}
+	h, bits := w.wordHash, w.g.bits
+	w.toks = append(w.toks, token{start: uint32(w.wordFrom), end: uint32(i), hash: h})
+	w.feats[w.k] = feature{pos: uint32(i), bucket: mix(h^seedUnigram, bits)}
+	w.k++
+	if w.bigrams && w.havePrev {
+		w.feats[w.k] = feature{pos: uint32(i), bucket: mix(w.prevWord*31+h^seedBigram, bits)}
+		w.k++
+	}
+	w.prevWord, w.havePrev = w.wordHash, true
+	w.wordFrom = -1
+}
+
+// ascii walks s from i over ASCII bytes, words and separators alike, up to
+// the first multi-byte character or the placeholder, and returns where it
+// stopped. It is the hottest loop of a scan, so it does in local variables
+// what wordByte and separator do (which the rarer bytes go through), with
+// the character n-grams of the shipped spec (one length) inline: the
+// compiler keeps locals in registers where it would load and store the
+// fields of w at every byte.
+func (w *walk) ascii(s string, i int) int {
+	g := &w.g
+	if g.lo != g.hi || g.lo == 0 {
+		for ; i < len(s) && s[i] < utf8.RuneSelf; i++ {
 			c := s[i]
-			if !wordByte[c] || c == placeholder[0] && strings.HasPrefix(s[i:], placeholder) {
+			if c == placeholder[0] && strings.HasPrefix(s[i:], placeholder) {
 				break
+			}
+			if wordByte[c] {
+				w.wordByte(c, i, i+1)
+			} else {
+				w.separator(i, i+1)
+			}
+		}
+		return i
+	}
+	n := g.lo
+	mask, salt, bits := g.mask[n], g.salt[n], g.bits
+	feats, k := w.feats, w.k
+	roll, rollLen, lastSp := w.roll, w.rollLen, w.lastSp
+	wordFrom, h := w.wordFrom, w.wordHash
+	for ; i < len(s); i++ {
+		c := s[i]
+		if wordByte[c] {
+			if c == placeholder[0] && strings.HasPrefix(s[i:], placeholder) {
+				break
+			}
+			if wordFrom < 0 {
+				wordFrom, h = i, fnvOffset
 			}
 			h = (h ^ uint64(c)) * fnvPrime
 			roll = roll<<8 | uint64(c)
@@ -200,21 +271,30 @@ func (g *charGrams) asciiRun(s string, i int, h uint64, st *stream, feats []feat
 				feats[k] = feature{pos: uint32(i + 1), bucket: mix(roll&mask^salt, bits)}
 				k++
 			}
+			lastSp = false
+			continue
 		}
-	} else {
-		for ; i < len(s); i++ {
-			c := s[i]
-			if !wordByte[c] || c == placeholder[0] && strings.HasPrefix(s[i:], placeholder) {
-				break
-			}
-			h = (h ^ uint64(c)) * fnvPrime
-			roll = roll<<8 | uint64(c)
+		if c >= utf8.RuneSelf {
+			break
+		}
+		if wordFrom >= 0 {
+			w.k, w.wordFrom, w.wordHash = k, wordFrom, h
+			w.endWord(i)
+			k, wordFrom = w.k, -1
+		}
+		if !lastSp {
+			roll = roll<<8 | ' '
 			rollLen++
-			k = g.put(feats, k, i+1, roll, rollLen)
+			if rollLen >= n {
+				feats[k] = feature{pos: uint32(i + 1), bucket: mix(roll&mask^salt, bits)}
+				k++
+			}
+			lastSp = true
 		}
 	}
-	st.roll, st.rollLen = roll, rollLen
-	return i, h, k
+	w.k, w.roll, w.rollLen, w.lastSp = k, roll, rollLen, lastSp
+	w.wordFrom, w.wordHash = wordFrom, h
+	return i
 }
 
 // extract finds the hashed features and the word tokens of the folded text
@@ -223,105 +303,38 @@ func (g *charGrams) asciiRun(s string, i int, h uint64, st *stream, feats []feat
 // are taken from, so "Ignore   previous" and "ignore\nprevious" give the
 // same features. Features come in order of their end offset. With weights
 // w, the running sums are filled in too (featureSink.sum).
-func (sp *featureSpec) extract(s string, out *featureSink, w []int8) {
+//
+// The placeholder is recognised where the walk meets an 'i' that starts
+// it, not by a search over the whole text; it is blanked out like a
+// separator, and the words on either side of it are not a bigram.
+func (sp *featureSpec) extract(s string, out *featureSink, weights []int8) {
 	out.reset(sp, len(s))
-	feats, toks := out.feats, out.toks
-	g := sp.charGrams()
-	bits := sp.bits
-	// The placeholder is found as the walk meets an 'i' that starts it
-	// (asciiRun stops there), not by a search over the whole text; maskAt
-	// is where the current one starts, len(s) while there is none.
-	maskAt := len(s)
-	var (
-		st       stream
-		lastSp   = true // the previous stream byte was a space
-		wordFrom = -1   // start of the current word, -1 outside a word
-		wordHash uint64 // FNV-1a of the current word so far
-		prevWord uint64 // hash of the previous word, for bigrams
-		havePrev bool
-		k        int // features written
-	)
+	w := walk{g: sp.charGrams(), bigrams: sp.bigrams, feats: out.feats, toks: out.toks, lastSp: true, wordFrom: -1}
 	for i := 0; ; {
-		// What the byte at i is: part of a word (size bytes), a
-		// separator, the placeholder or the end of the text.
-		size := 1
-		if i < maskAt {
-			c := s[i]
-			inWord := false
-			if c < utf8.RuneSelf {
-				if wordByte[c] {
-					if c == placeholder[0] && strings.HasPrefix(s[i:], placeholder) {
-						maskAt = i
-						continue
-					}
-					if wordFrom < 0 {
-						wordFrom, wordHash = i, fnvOffset
-					}
-					i, wordHash, k = g.asciiRun(s, i, wordHash, &st, feats, k)
-					lastSp = false
-					continue
-				}
-			} else {
-				var r rune
-				r, size = utf8.DecodeRuneInString(s[i:])
-				inWord = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
-			}
-			if inWord {
-				if wordFrom < 0 {
-					wordFrom, wordHash = i, fnvOffset
-				}
-				for end := i + size; i < end; {
-					c := s[i]
-					wordHash = (wordHash ^ uint64(c)) * fnvPrime
-					st.roll = st.roll<<8 | uint64(c)
-					st.rollLen++
-					i++
-					k = g.put(feats, k, i, st.roll, st.rollLen)
-				}
-				lastSp = false
-				continue
-			}
-		}
-		// A separator, the placeholder or the end: the word ends here.
-		if wordFrom >= 0 {
-			h := wordHash
-			toks = append(toks, token{start: uint32(wordFrom), end: uint32(i), hash: h})
-			feats[k] = feature{pos: uint32(i), bucket: mix(h^seedUnigram, bits)}
-			k++
-			if sp.bigrams && havePrev {
-				feats[k] = feature{pos: uint32(i), bucket: mix(prevWord*31+h^seedBigram, bits)}
-				k++
-			}
-			prevWord, havePrev = h, true
-			wordFrom = -1
-		}
+		i = w.ascii(s, i)
 		if i == len(s) {
 			break
 		}
-		masked := i >= maskAt
-		// The separator is one space in the character stream; the
-		// placeholder is blanked out the same way at its start.
-		if !lastSp {
-			p := i + size
-			if masked {
-				p = i
-			}
-			st.roll = st.roll<<8 | ' '
-			st.rollLen++
-			k = g.put(feats, k, p, st.roll, st.rollLen)
-			lastSp = true
-		}
-		if masked {
-			i = maskAt + len(placeholder)
-			havePrev = false
-			maskAt = len(s)
+		if strings.HasPrefix(s[i:], placeholder) {
+			w.separator(i, i)
+			i += len(placeholder)
+			w.havePrev = false
 			continue
 		}
-		i += size
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) {
+			w.separator(i, i+size)
+			i += size
+			continue
+		}
+		for end := i + size; i < end; i++ {
+			w.wordByte(s[i], i, i+1)
+		}
 	}
-	out.toks = toks
-	out.feats = feats[:k]
-	if w != nil {
-		out.sum(w)
+	w.endWord(len(s))
+	out.toks = w.toks
+	out.feats = w.feats[:w.k]
+	if weights != nil {
+		out.sum(weights)
 	}
 }
