@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -470,6 +471,17 @@ var foldClass = func() (t [256]uint8) {
 	return t
 }()
 
+// lowerASCII lowercases ASCII letters and leaves every other byte as it is.
+var lowerASCII = func() (t [256]byte) {
+	for c := range 256 {
+		t[c] = byte(c)
+		if 'A' <= c && c <= 'Z' {
+			t[c] += 'a' - 'A'
+		}
+	}
+	return t
+}()
+
 func (f *folder) at(i int) int32 {
 	if f.corig == nil {
 		return int32(i)
@@ -558,20 +570,24 @@ func (f *folder) run() {
 			// token may start): find its end, copy it, lowercase the
 			// copy. The word maps byte for byte, so the map needs one
 			// shift check for all of it, or one entry per byte.
+			//
+			// The word is copied as it is scanned, lowercased through a
+			// table: one load, one store and one predictable branch a
+			// byte. The buffer has room for the rest of src: every ASCII
+			// byte gives at most one.
+			n := len(f.buf)
+			buf := slices.Grow(f.buf, len(src)-i)
+			buf = buf[:n+1]
+			buf[n] = lowerASCII[c]
 			j := i + 1
 			if cls&fcSep == 0 {
 				for j < len(src) && foldClass[src[j]] == 0 {
+					buf = append(buf, lowerASCII[src[j]])
 					j++
 				}
 				if j < len(src) && foldClass[src[j]] == fcSep { // '.', '-', '_'
+					buf = append(buf, src[j])
 					j++
-				}
-			}
-			n := len(f.buf)
-			buf := append(f.buf, src[i:j]...)
-			for k, c := range buf[n:] {
-				if c-'A' < 26 {
-					buf[n+k] = c + 'a' - 'A'
 				}
 			}
 			if f.sparse {

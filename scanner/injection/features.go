@@ -67,9 +67,13 @@ func fnv64(s string) uint64 {
 // mix turns a 64-bit key into a bucket of the given width: one multiply
 // by an odd constant whose high bits are kept (Fibonacci hashing), after
 // folding the high half in so keys that differ only there spread too.
+//
+// The shift is masked to 63 (bits is 8..24, so this changes nothing): it
+// tells the compiler the shift never reaches 64, which spares the hot loop
+// the code for that case.
 func mix(x uint64, bits uint8) uint32 {
 	x ^= x >> 31
-	return uint32((x * 0x9E3779B97F4A7C15) >> (64 - bits))
+	return uint32((x * 0x9E3779B97F4A7C15) >> ((64 - bits) & 63))
 }
 
 // wordByte reports whether a byte is an ASCII letter or digit, part of a
@@ -111,7 +115,9 @@ func (o *featureSink) reset(sp *featureSpec, n int) {
 		limit += n * int(sp.charMax-sp.charMin+1)
 	}
 	o.feats = grow(o.feats, limit)
-	o.toks = o.toks[:0]
+	// Words are at least one byte apart: sized so that the walk writes
+	// them by index, never growing the slice.
+	o.toks = grow(o.toks, n/2+1)[:0]
 }
 
 func grow[T any](b []T, n int) []T {
@@ -228,37 +234,45 @@ func (w *walk) endWord(i int) {
 }
 
 // ascii walks s from i over ASCII bytes, words and separators alike, up to
-// the first multi-byte character or the placeholder, and returns where it
-// stopped. It is the hottest loop of a scan, so it does in local variables
-// what wordByte and separator do (which the rarer bytes go through), with
-// the character n-grams of the shipped spec (one length) inline: the
-// compiler keeps locals in registers where it would load and store the
-// fields of w at every byte.
+// the first multi-byte character or a possible placeholder, and returns
+// where it stopped. It is the hottest loop of a scan. For the shipped
+// spec (defaultSpec: 4-grams, 2^17 buckets, bigrams) it does inline, in
+// local variables and with the spec's numbers as constants, what wordByte
+// and separator do, and calls nothing: the compiler then keeps the loop's
+// state in registers, where around a call, or with a few more variables,
+// it stores and reloads them at every byte. Other specs (the training
+// program's experiments) and the stream's first bytes, before a whole
+// n-gram, take the general path.
 func (w *walk) ascii(s string, i int) int {
-	g := &w.g
-	if g.lo != g.hi || g.lo == 0 {
-		for ; i < len(s) && s[i] < utf8.RuneSelf; i++ {
-			c := s[i]
-			if c == placeholder[0] && strings.HasPrefix(s[i:], placeholder) {
-				break
-			}
-			if wordByte[c] {
-				w.wordByte(c, i, i+1)
-			} else {
-				w.separator(i, i+1)
-			}
+	const n, bits = 4, 17
+	fast := w.g.lo == n && w.g.hi == n && w.g.bits == bits && w.bigrams
+	for ; i < len(s) && s[i] < utf8.RuneSelf && (!fast || w.rollLen < n); i++ {
+		c := s[i]
+		if maybePlaceholder(s, i) {
+			return i
 		}
+		if wordByte[c] {
+			w.wordByte(c, i, i+1)
+		} else {
+			w.separator(i, i+1)
+		}
+	}
+	if i == len(s) || s[i] >= utf8.RuneSelf || maybePlaceholder(s, i) {
 		return i
 	}
-	n := g.lo
-	mask, salt, bits := g.mask[n], g.salt[n], g.bits
+	const salt = uint64(n)<<58 ^ seedChar
 	feats, k := w.feats, w.k
-	roll, rollLen, lastSp := w.roll, w.rollLen, w.lastSp
+	toks := w.toks[:cap(w.toks)]
+	nt := len(w.toks)
+	roll, lastSp := w.roll, w.lastSp
 	wordFrom, h := w.wordFrom, w.wordHash
+	prevWord, havePrev := w.prevWord, w.havePrev
 	for ; i < len(s); i++ {
 		c := s[i]
 		if wordByte[c] {
-			if c == placeholder[0] && strings.HasPrefix(s[i:], placeholder) {
+			// A placeholder starts with "insert p": one 8-byte
+			// compare, made only at an 'i'. The caller decides.
+			if c == placeholder[0] && len(s)-i >= len(placeholder) && s[i:i+8] == placeholder[:8] {
 				break
 			}
 			if wordFrom < 0 {
@@ -266,11 +280,8 @@ func (w *walk) ascii(s string, i int) int {
 			}
 			h = (h ^ uint64(c)) * fnvPrime
 			roll = roll<<8 | uint64(c)
-			rollLen++
-			if rollLen >= n {
-				feats[k] = feature{pos: uint32(i + 1), bucket: mix(roll&mask^salt, bits)}
-				k++
-			}
+			feats[k] = feature{pos: uint32(i + 1), bucket: mix(uint64(uint32(roll))^salt, bits)}
+			k++
 			lastSp = false
 			continue
 		}
@@ -278,23 +289,34 @@ func (w *walk) ascii(s string, i int) int {
 			break
 		}
 		if wordFrom >= 0 {
-			w.k, w.wordFrom, w.wordHash = k, wordFrom, h
-			w.endWord(i)
-			k, wordFrom = w.k, -1
+			// endWord, inline.
+			toks[nt] = token{start: uint32(wordFrom), end: uint32(i), hash: h}
+			nt++
+			feats[k] = feature{pos: uint32(i), bucket: mix(h^seedUnigram, bits)}
+			k++
+			if havePrev {
+				feats[k] = feature{pos: uint32(i), bucket: mix(prevWord*31+h^seedBigram, bits)}
+				k++
+			}
+			prevWord, havePrev = h, true
+			wordFrom = -1
 		}
 		if !lastSp {
 			roll = roll<<8 | ' '
-			rollLen++
-			if rollLen >= n {
-				feats[k] = feature{pos: uint32(i + 1), bucket: mix(roll&mask^salt, bits)}
-				k++
-			}
+			feats[k] = feature{pos: uint32(i + 1), bucket: mix(uint64(uint32(roll))^salt, bits)}
+			k++
 			lastSp = true
 		}
 	}
-	w.k, w.roll, w.rollLen, w.lastSp = k, roll, rollLen, lastSp
-	w.wordFrom, w.wordHash = wordFrom, h
+	w.k, w.toks, w.roll, w.lastSp = k, toks[:nt], roll, lastSp
+	w.wordFrom, w.wordHash, w.prevWord, w.havePrev = wordFrom, h, prevWord, havePrev
 	return i
+}
+
+// maybePlaceholder reports whether the placeholder may start at s[i]; the
+// walk then stops for extract to check it in full.
+func maybePlaceholder(s string, i int) bool {
+	return s[i] == placeholder[0] && strings.HasPrefix(s[i:], placeholder[:8])
 }
 
 // extract finds the hashed features and the word tokens of the folded text
@@ -319,6 +341,12 @@ func (sp *featureSpec) extract(s string, out *featureSink, weights []int8) {
 			w.separator(i, i)
 			i += len(placeholder)
 			w.havePrev = false
+			continue
+		}
+		if c := s[i]; c < utf8.RuneSelf {
+			// Only the start of the placeholder: an ordinary word byte.
+			w.wordByte(c, i, i+1)
+			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
