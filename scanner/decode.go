@@ -420,11 +420,10 @@ func (d *decoder) word(a, b int) {
 	}
 	d.lastWordFinish = b
 	d.words++
-	key, rot := packWord(d.s[a:b])
-	if commonWords.has(key) {
+	switch knownWords.lookup(packWord(d.s[a:b])) {
+	case wordEnglish:
 		d.direct++
-	}
-	if commonWords.has(rot) {
+	case wordROT13:
 		if d.rot == 0 {
 			d.rotFirst = a
 			d.wordsBefore, d.directBefore = d.words-1, d.direct
@@ -436,25 +435,20 @@ func (d *decoder) word(a, b int) {
 }
 
 // packWord packs a lower-cased word of at most 12 ASCII letters into 5 bits
-// a letter, and does the same for its ROT13.
-func packWord(w string) (key, rot uint64) {
+// a letter.
+func packWord(w string) (key uint64) {
 	for i := 0; i < len(w); i++ {
-		code := letterCodes[w[i]]
-		key = key<<5 | uint64(code.plain)
-		rot = rot<<5 | uint64(code.rot13)
+		key = key<<5 | uint64(letterCodes[w[i]])
 	}
-	return key, rot
+	return key
 }
 
 // letterCodes maps an ASCII letter of either case to its 5-bit code in a
-// packed word (a = 1 .. z = 26) and to the code of its ROT13: packWord
-// runs for every word of every text, and a table lookup is cheaper there
-// than the arithmetic (a modulo per letter).
-var letterCodes = func() (t [256]struct{ plain, rot13 uint8 }) {
+// packed word (a = 1 .. z = 26): packWord runs for every word of every
+// text, and a table lookup is cheaper there than the arithmetic.
+var letterCodes = func() (t [256]uint8) {
 	for l := range 26 {
-		for _, c := range []byte{byte('a' + l), byte('A' + l)} {
-			t[c].plain, t[c].rot13 = uint8(l+1), uint8((l+13)%26+1)
-		}
+		t['a'+l], t['A'+l] = uint8(l+1), uint8(l+1)
 	}
 	return t
 }()
@@ -517,7 +511,7 @@ func (d *decoder) letterCiphers() {
 				l := uint64(w[i]|0x20) - 'a'
 				key = key<<5 | ((l+uint64(k))%26 + 1)
 			}
-			if commonWords.has(key) {
+			if knownWords.lookup(key) == wordEnglish {
 				hits++
 			}
 		}
@@ -536,41 +530,57 @@ func (d *decoder) shift(a, b, k int, enc string) {
 	if b-a > d.budget {
 		b = a + d.budget
 	}
-	out := make([]byte, b-a)
-	for i := range out {
-		c := d.s[a+i]
-		switch {
-		case 'a' <= c && c <= 'z':
-			c = 'a' + byte((int(c-'a')+k)%26)
-		case 'A' <= c && c <= 'Z':
-			c = 'A' + byte((int(c-'A')+k)%26)
-		}
-		out[i] = c
-	}
-	d.add(enc, a, b, string(out))
+	d.add(enc, a, b, shiftLetters(d.s[a:b], k))
 }
 
-// wordSet is an open-addressing set of packed words, probed linearly.
-type wordSet struct{ slots [1024]uint64 }
+// shiftLetters returns s with every ASCII letter moved k places forward in
+// the alphabet, keeping its case.
+func shiftLetters(s string, k int) string {
+	out := []byte(s)
+	for i, c := range out {
+		switch {
+		case 'a' <= c && c <= 'z':
+			out[i] = 'a' + byte((int(c-'a')+k)%26)
+		case 'A' <= c && c <= 'Z':
+			out[i] = 'A' + byte((int(c-'A')+k)%26)
+		}
+	}
+	return string(out)
+}
 
-func (w *wordSet) slot(key uint64) int { return int((key * 0x9E3779B97F4A7C15) >> 54) }
+// What knownWords knows of a packed word.
+const (
+	wordUnknown = iota
+	wordEnglish // one of englishWords
+	wordROT13   // the ROT13 of one of englishWords
+)
 
-func (w *wordSet) add(key uint64) {
+// wordSet maps packed words to what they are, by open addressing with
+// linear probing. englishWords and their ROT13s are one table, so a word of
+// a text is packed and looked up once to learn both.
+type wordSet struct {
+	slots [2048]uint64
+	kinds [2048]uint8
+}
+
+func (w *wordSet) slot(key uint64) int { return int((key * 0x9E3779B97F4A7C15) >> 53) }
+
+func (w *wordSet) add(key uint64, kind uint8) {
 	for i := w.slot(key); ; i = (i + 1) & (len(w.slots) - 1) {
 		if w.slots[i] == 0 || w.slots[i] == key {
-			w.slots[i] = key
+			w.slots[i], w.kinds[i] = key, kind
 			return
 		}
 	}
 }
 
-func (w *wordSet) has(key uint64) bool {
+func (w *wordSet) lookup(key uint64) uint8 {
 	for i := w.slot(key); ; i = (i + 1) & (len(w.slots) - 1) {
 		switch w.slots[i] {
 		case key:
-			return true
+			return w.kinds[i]
 		case 0:
-			return false
+			return wordUnknown
 		}
 	}
 }
@@ -611,11 +621,17 @@ var englishWords = [...]string{
 	"hello", "world", "must", "any", "prior", "context", "from", "file", "files", "shell",
 }
 
-var commonWords = func() *wordSet {
+// knownWords holds englishWords, and their ROT13s apart from them
+// (TestEnglishWordsROT13Disjoint keeps the two apart).
+var knownWords = func() *wordSet {
 	w := new(wordSet)
 	for _, s := range englishWords {
-		k, _ := packWord(s)
-		w.add(k)
+		w.add(packWord(s), wordEnglish)
+	}
+	for _, s := range englishWords {
+		if k := packWord(shiftLetters(s, 13)); w.lookup(k) == wordUnknown {
+			w.add(k, wordROT13)
+		}
 	}
 	return w
 }()
