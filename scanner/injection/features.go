@@ -267,22 +267,35 @@ func (w *walk) ascii(s string, i int) int {
 	roll, lastSp := w.roll, w.lastSp
 	wordFrom, h := w.wordFrom, w.wordHash
 	prevWord, havePrev := w.prevWord, w.havePrev
-	for ; i < len(s); i++ {
+	for i < len(s) {
 		c := s[i]
 		if wordByte[c] {
-			// A placeholder starts with "insert p": one 8-byte
-			// compare, made only at an 'i'. The caller decides.
+			// A word: its bytes in a loop of their own. A placeholder
+			// starts with "insert p": one 8-byte compare, made only at
+			// an 'i'; the caller decides.
 			if c == placeholder[0] && len(s)-i >= len(placeholder) && s[i:i+8] == placeholder[:8] {
 				break
 			}
 			if wordFrom < 0 {
 				wordFrom, h = i, fnvOffset
 			}
-			h = (h ^ uint64(c)) * fnvPrime
-			roll = roll<<8 | uint64(c)
-			feats[k] = feature{pos: uint32(i + 1), bucket: mix(uint64(uint32(roll))^salt, bits)}
-			k++
+			for {
+				h = (h ^ uint64(c)) * fnvPrime
+				roll = roll<<8 | uint64(c)
+				i++
+				feats[k] = feature{pos: uint32(i), bucket: mix(uint64(uint32(roll))^salt, bits)}
+				k++
+				if i == len(s) {
+					break
+				}
+				if c = s[i]; !wordByte[c] || c == placeholder[0] && len(s)-i >= len(placeholder) && s[i:i+8] == placeholder[:8] {
+					break
+				}
+			}
 			lastSp = false
+			if i < len(s) && wordByte[s[i]] {
+				break // at the placeholder
+			}
 			continue
 		}
 		if c >= utf8.RuneSelf {
@@ -307,6 +320,7 @@ func (w *walk) ascii(s string, i int) int {
 			k++
 			lastSp = true
 		}
+		i++
 	}
 	w.k, w.toks, w.roll, w.lastSp = k, toks[:nt], roll, lastSp
 	w.wordFrom, w.wordHash, w.prevWord, w.havePrev = wordFrom, h, prevWord, havePrev
