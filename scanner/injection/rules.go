@@ -139,10 +139,46 @@ type rule struct {
 // ruleSet holds the compiled rules and their trigger index.
 type ruleSet struct {
 	rules []rule
-	// filter is a cheap first test of a word hash: most words are no trigger.
-	filter [1 << 12]bool
-	// trigger maps a first-slot word hash to the rules it starts.
-	trigger map[uint64][]uint16
+	// triggerAt indexes the trigger words by the low bits of their hash:
+	// 1 + the index in triggers of the first one there, 0 for none. Most
+	// words of a text find 0 with one load; a Go map would hash them.
+	triggerAt [1 << 12]uint16
+	// triggers are the first-slot words with the rules they start,
+	// chained where their hashes share low bits.
+	triggers []trigger
+}
+
+// trigger is a first-slot word: its hash, the rules it starts, and 1 + the
+// index of the next trigger with the same low hash bits (0: none).
+type trigger struct {
+	hash  uint64
+	rules []uint16
+	next  uint16
+}
+
+// rulesOf returns the rules the word with hash h starts.
+func (rs *ruleSet) rulesOf(h uint64) []uint16 {
+	for t := rs.triggerAt[h%uint64(len(rs.triggerAt))]; t != 0; {
+		tr := &rs.triggers[t-1]
+		if tr.hash == h {
+			return tr.rules
+		}
+		t = tr.next
+	}
+	return nil
+}
+
+// addTrigger records that the word with hash h starts rule r.
+func (rs *ruleSet) addTrigger(h uint64, r uint16) {
+	slot := &rs.triggerAt[h%uint64(len(rs.triggerAt))]
+	for t := *slot; t != 0; t = rs.triggers[t-1].next {
+		if tr := &rs.triggers[t-1]; tr.hash == h {
+			tr.rules = append(tr.rules, r)
+			return
+		}
+	}
+	rs.triggers = append(rs.triggers, trigger{hash: h, rules: []uint16{r}, next: *slot})
+	*slot = uint16(len(rs.triggers))
 }
 
 // rules is compiled from ruleSource on first use.
@@ -157,7 +193,7 @@ func mustCompileRules() *ruleSet {
 }
 
 func compileRules() (*ruleSet, error) {
-	rs := &ruleSet{trigger: make(map[uint64][]uint16)}
+	rs := new(ruleSet)
 	for i, src := range ruleSource {
 		r := rule{fam: src.fam}
 		for _, item := range strings.Fields(src.pat) {
@@ -190,9 +226,7 @@ func compileRules() (*ruleSet, error) {
 			if first.prefix[k] {
 				return nil, fmt.Errorf("injection: rule %d: the first slot cannot hold a prefix", i)
 			}
-			h := fnv64(w)
-			rs.filter[h&(1<<12-1)] = true
-			rs.trigger[h] = append(rs.trigger[h], uint16(len(rs.rules)))
+			rs.addTrigger(fnv64(w), uint16(len(rs.rules)))
 		}
 		rs.rules = append(rs.rules, r)
 	}
@@ -209,11 +243,7 @@ type hit struct {
 // that matches at several overlapping places is reported once per start.
 func (rs *ruleSet) match(s string, toks []token, hits []hit) []hit {
 	for i := range toks {
-		h := toks[i].hash
-		if !rs.filter[h&(1<<12-1)] {
-			continue
-		}
-		for _, ri := range rs.trigger[h] {
+		for _, ri := range rs.rulesOf(toks[i].hash) {
 			r := &rs.rules[ri]
 			if end := r.matchAt(s, toks, 1, i+1); end >= 0 {
 				hits = append(hits, hit{fam: r.fam, from: i, to: end})
