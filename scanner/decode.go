@@ -116,9 +116,9 @@ func (d *decoder) full() bool { return len(d.segs) >= maxSegments || d.budget <=
 
 func (d *decoder) scan() {
 	s := d.s
-	// Percent escapes are counted only in texts that have a '%' at all,
-	// found by a vectorised search.
-	hasPct := strings.IndexByte(s, '%') >= 0
+	// Percent escapes are counted only in the tokens that hold a '%':
+	// pct is the next one, found by a vectorised search (len(s): none).
+	pct := nextByte(s, 0, '%')
 	letters, visible := 0, 0
 	d.firstWordStart = -1
 	// Tokens are runs of bytes that are not delimiters; words are runs of
@@ -143,19 +143,35 @@ func (d *decoder) scan() {
 			for i++; i < len(s) && byteClass[s[i]]&clAlpha != 0; i++ {
 			}
 			letters += i - word
-			d.word(word, i)
+			if n := i - word; n >= minWord && n <= maxWord {
+				d.word(word, i)
+			}
 		}
 		if tok == i {
 			continue
 		}
 		visible += i - tok
 		escapes := 0
-		if hasPct {
+		if pct < i {
 			escapes = countEscapes(s[tok:i])
+			pct = nextByte(s, i, '%')
 		}
-		d.token(tok, i, escapes)
+		// Most tokens are words, too short to be a payload: token would
+		// return at once.
+		if escapes >= minURLEscapes || i-tok >= minBase64Len {
+			d.token(tok, i, escapes)
+		}
 	}
 	d.letters, d.visible = letters, visible
+}
+
+// nextByte returns the index of the first c in s at or after from, or
+// len(s).
+func nextByte(s string, from int, c byte) int {
+	if j := strings.IndexByte(s[from:], c); j >= 0 {
+		return from + j
+	}
+	return len(s)
 }
 
 // countEscapes counts the percent escapes ("%2F") in a token.
@@ -409,12 +425,13 @@ func (d *decoder) add(enc string, a, b int, text string) {
 	})
 }
 
-// word records the statistics of the ASCII letter run s[a:b].
+// Words of minWord to maxWord ASCII letters are counted for the letter
+// ciphers: shorter ones are too ambiguous, longer ones do not fit packWord.
+const minWord, maxWord = 3, 12
+
+// word records the statistics of the word s[a:b], a run of minWord to
+// maxWord ASCII letters.
 func (d *decoder) word(a, b int) {
-	n := b - a
-	if n < 3 || n > 12 {
-		return
-	}
 	if d.firstWordStart < 0 {
 		d.firstWordStart = a
 	}
@@ -493,7 +510,7 @@ func (d *decoder) letterCiphers() {
 		for j < len(s) && byteClass[s[j]]&clAlpha != 0 {
 			j++
 		}
-		if j-i >= 3 && j-i <= 12 {
+		if j-i >= minWord && j-i <= maxWord {
 			keys[n] = s[i:j]
 			n++
 		}

@@ -185,7 +185,7 @@ func TestDecodeBounds(t *testing.T) {
 // ROT13 is also listed would count English as encoded.
 func TestEnglishWordsROT13Disjoint(t *testing.T) {
 	for _, w := range englishWords {
-		if len(w) < 3 || len(w) > 12 {
+		if len(w) < minWord || len(w) > maxWord {
 			t.Errorf("%q: words are 3 to 12 letters", w)
 		}
 		if knownWords.lookup(packWord(shiftLetters(w, 13))) == wordEnglish {
