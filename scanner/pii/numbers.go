@@ -160,7 +160,7 @@ func extensionAt(s string, j int) int {
 // number handles a candidate starting at a digit, '+' or '('.
 func (p *pass) number(i int) int {
 	s := p.s
-	if isDigit(s[i]) {
+	if isDigit(s[i]) && maySeparateFields(s, digitsAt(s, i)) {
 		if end, ok := ipv4At(s, i); ok {
 			p.add(i, end, kIP, 0.95)
 			return end
@@ -183,15 +183,30 @@ func (p *pass) number(i int) int {
 		return skipToken(s, r.end)
 	}
 	text := s[r.start:r.end]
+	// The identifiers (SSN, licence, card, phone) all have six digits or
+	// more; most numbers in prose have fewer and skip their checks.
+	long := r.digits >= 6
 	switch {
-	case p.streetNumber(r):
-	case p.ssn(r, text):
-	case p.license(r):
-	case p.card(r, text):
-	case p.phone(r, text):
-	case p.shortNumber(r):
+	case p.streetNumber(&r):
+	case long && p.ssn(&r, text):
+	case long && p.license(&r):
+	case long && p.card(&r, text):
+	case long && p.phone(&r, text):
+	case p.shortNumber(&r):
 	}
 	return r.end
+}
+
+// maySeparateFields reports whether the byte at j, right after a number's
+// first digits, can continue it into what ipv4At, ipv6 or dateAt match: a
+// '.', ':', '-' or '/', or a hex letter of an IPv6 group. Most numbers in
+// prose are followed by none of them and skip those matchers.
+func maySeparateFields(s string, j int) bool {
+	if j >= len(s) {
+		return false
+	}
+	c := s[j]
+	return c == '.' || c == ':' || c == '-' || c == '/' || class[c]&cHex != 0
 }
 
 // ipv4At matches a dotted quad at i, each octet 0..255 without a leading
@@ -223,7 +238,7 @@ func ipv4At(s string, i int) (int, bool) {
 // ssn reports a US social security number: 3-2-4 digits with dashes (or,
 // next to a cue word, spaces or none), with the SSA's never-issued values
 // rejected: area 000, 666 or 9xx, group 00, serial 0000.
-func (p *pass) ssn(r numRun, text string) bool {
+func (p *pass) ssn(r *numRun, text string) bool {
 	if r.plus || r.paren || r.ext || r.digits != 9 {
 		return false
 	}
@@ -267,7 +282,7 @@ func allSame(d []byte) bool {
 
 // license reports a US driver's licence number, which has no checksum and
 // a per-state shape; it is only reported next to an explicit cue.
-func (p *pass) license(r numRun) bool {
+func (p *pass) license(r *numRun) bool {
 	if r.plus || r.paren || r.ext || r.digits < 6 || r.digits > 14 {
 		return false
 	}
@@ -281,7 +296,7 @@ func (p *pass) license(r numRun) bool {
 // card reports a payment card number: 12 to 19 digits in one block or in
 // the printed 4-4-4-4 (Amex 4-6-5, Diners 4-6-4) grouping with one kind of
 // separator, a known issuer prefix, and a valid Luhn check digit.
-func (p *pass) card(r numRun, text string) bool {
+func (p *pass) card(r *numRun, text string) bool {
 	if r.plus || r.paren || r.ext || r.digits < 12 || r.digits > 19 {
 		return false
 	}
@@ -302,7 +317,7 @@ func (p *pass) card(r numRun, text string) bool {
 	return true
 }
 
-func cardGrouping(r numRun) bool {
+func cardGrouping(r *numRun) bool {
 	if r.groups > len(r.lens) {
 		return false
 	}
@@ -373,7 +388,7 @@ func luhn(d []byte) bool {
 // "+CC" form, or national in one of the configured regions) scores 0.9; a
 // phone-shaped number libphonenumber cannot place is reported at 0.6 only
 // next to a cue word, so a bare 8-digit order number is left alone.
-func (p *pass) phone(r numRun, text string) bool {
+func (p *pass) phone(r *numRun, text string) bool {
 	if r.digits < 7 || r.digits > 15 {
 		return false
 	}
@@ -391,7 +406,7 @@ func (p *pass) phone(r numRun, text string) bool {
 	return true
 }
 
-func (p *pass) validPhone(r numRun, text string) bool {
+func (p *pass) validPhone(r *numRun, text string) bool {
 	// libphonenumber's parser runs regular expressions over its input;
 	// handing it only the digits (and the '+') of the main number, without
 	// punctuation or extension, roughly halves its cost. Validity does not
@@ -424,7 +439,7 @@ func (p *pass) validPhone(r numRun, text string) bool {
 // phoneShaped accepts the groupings phone numbers are written in: several
 // groups of 2 to 5 digits (a first group of 1..4, a last group up to 8, as
 // in "0393 1144137"), or one block of 10 to 12 digits.
-func phoneShaped(r numRun) bool {
+func phoneShaped(r *numRun) bool {
 	if r.seps&sepSlash != 0 && r.seps != sepSlash {
 		return false
 	}
@@ -452,7 +467,7 @@ func phoneShaped(r numRun) bool {
 // streetNumber reports a street address starting with the run's house
 // number ("12 Main St", "5533 119 Countess Close"), tried before phone
 // numbers because "office at 17031 2202 Rissik St" has phone cues too.
-func (p *pass) streetNumber(r numRun) bool {
+func (p *pass) streetNumber(r *numRun) bool {
 	if r.plus || r.paren || r.ext || r.groups > 2 || (r.groups == 2 && r.seps != sepSpace) || r.lens[0] > 6 {
 		return false
 	}
@@ -462,7 +477,7 @@ func (p *pass) streetNumber(r numRun) bool {
 // shortNumber classifies the remaining standalone numbers: a year after a
 // preposition, a ZIP code after a state code, the house number of a street
 // address.
-func (p *pass) shortNumber(r numRun) bool {
+func (p *pass) shortNumber(r *numRun) bool {
 	if r.plus || r.paren || r.ext {
 		return false
 	}

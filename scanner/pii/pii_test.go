@@ -360,3 +360,100 @@ func TestDefaultEntitiesLeaveOutGazetteerKinds(t *testing.T) {
 		})
 	}
 }
+
+// TestProseShortcuts covers the shapes pass.run, pass.number and
+// capitalised turn away early on clean prose: each must still be found, or
+// still be left alone, exactly as by the full handlers.
+func TestProseShortcuts(t *testing.T) {
+	sc, err := New(Config{Entities: []string{"all"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := Kinds()
+	tests := []struct {
+		name string
+		text string
+		want []want
+	}{
+		{"lower-case weekday before '.'", "see you monday.", []want{{KindDate, "monday"}}},
+		{"lower-case weekday before ','", "see you on saturday, then", []want{{KindDate, "saturday"}}},
+		{"hyphenated weekday", "the x-monday plan", nil},
+		{"host without scheme", "mail www.example.com now", []want{{KindDomain, "www.example.com"}}},
+		{"ftp host at sentence end", "get ftp.example.org.", []want{{KindDomain, "ftp.example.org"}}},
+		{"short word before '.'", "it took 12 ms. Then it stopped", nil},
+		{"fused street upper case", "HAUPTSTRASSE 5", []want{{KindAddress, "HAUPTSTRASSE 5"}}},
+		{"fused street non-ASCII", "Hauptstraße 12", []want{{KindAddress, "Hauptstraße 12"}}},
+		{"capitalised word, no street", "SUGGEST a fix", nil},
+		{"number before prose", "12 ms later, 4500 requests", nil},
+		{"number before street", "12 Main St", []want{{KindAddress, "12 Main St"}}},
+		{"two numbers before street", "at 5533 119 Countess Close", []want{{KindAddress, "5533 119 Countess Close"}}},
+		{"version and ipv4", "v1.2.3 and 10.0.0.1", []want{{KindIP, "10.0.0.1"}}},
+		{"ipv6 from digits", "2001:db8::1", []want{{KindIP, "2001:db8::1"}}},
+		{"ipv6 from hex letters", "beef:1::2", []want{{KindIP, "beef:1::2"}}},
+		{"short phone-shaped number", "order 555-0100 today", nil},
+		{"long number", "Call 415 555 2671", []want{{KindPhone, "415 555 2671"}}},
+		// A surname particle at the very end once read past the text.
+		{"particle ends the text", "Hi John de", []want{{KindPerson, "John"}}},
+		{"particles end the text", "Dear John van der", []want{{KindPerson, "John"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			check(t, sc, tt.text, all, tt.want)
+		})
+	}
+}
+
+// TestScanWord pins the flags scanWord accumulates per word.
+func TestScanWord(t *testing.T) {
+	tests := []struct {
+		text string
+		want wordInfo // start is always 0
+	}{
+		{"Hello world", wordInfo{end: 5, upper: true}},
+		{"hello", wordInfo{end: 5}},
+		{"NASA.", wordInfo{end: 4, upper: true, allUpper: true}},
+		{"DE89 3704", wordInfo{end: 4, upper: true, allUpper: true, digit: true, hex: true}},
+		{"GB82WEST", wordInfo{end: 8, upper: true, allUpper: true, digit: true}},
+		{"beef:1", wordInfo{end: 4, hex: true}},
+		{"12ab", wordInfo{end: 4, digit: true, hex: true}},
+		{"O'Neil", wordInfo{end: 6, upper: true}},
+		{"Jean-Luc", wordInfo{end: 8, upper: true}},
+		{"AB-CD", wordInfo{end: 5, upper: true, allUpper: true}},
+		{"ab- cd", wordInfo{end: 2, hex: true}},
+		{"'quoted", wordInfo{end: 1, allUpper: true, hex: true}},
+		{" x", wordInfo{end: 1, allUpper: true, hex: true}},
+		{"Élodie", wordInfo{end: 7, upper: true}},
+		{"ÉCOLE", wordInfo{end: 6, upper: true, allUpper: true}},
+		{"Straße", wordInfo{end: 7, upper: true}},
+		{"x", wordInfo{end: 1}},
+	}
+	for _, tt := range tests {
+		if got := scanWord(tt.text, 0); got != tt.want {
+			t.Errorf("scanWord(%q) = %+v, want %+v", tt.text, got, tt.want)
+		}
+	}
+}
+
+// TestCompoundStreetTails checks that the last-two-bytes filter in front of
+// compoundStreet lets every street ending through, in either ASCII case
+// (the match folds only ASCII letters).
+func TestCompoundStreetTails(t *testing.T) {
+	upperASCII := func(r rune) rune {
+		if 'a' <= r && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		return r
+	}
+	for _, e := range streetEndings {
+		for _, w := range []string{"Nord" + e, "NORD" + strings.Map(upperASCII, e), "nord" + e} {
+			if !compoundStreet(w) {
+				t.Errorf("compoundStreet(%q) = false", w)
+			}
+		}
+	}
+	for _, w := range []string{"Suggest", "Please", "Function", "Strasbourg"} {
+		if compoundStreet(w) {
+			t.Errorf("compoundStreet(%q) = true", w)
+		}
+	}
+}

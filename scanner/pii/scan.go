@@ -14,6 +14,13 @@ const (
 	cHex
 	cLocal  // allowed in an e-mail local part besides letters and digits
 	cDomain // allowed in a host name besides letters and digits
+	// cStart marks the bytes pass.run has a handler for (letters, digits,
+	// '+', '(', '@', ':', non-ASCII); it steps over all others at once.
+	cStart
+	// cAfterWord marks the bytes after a lower-case word that may make it
+	// more than prose (see lowerWordMatters): ':', '.', '\'', '-',
+	// non-ASCII.
+	cAfterWord
 )
 
 const cAlpha = cUpper | cLower
@@ -34,6 +41,20 @@ var class = func() (t [256]uint8) {
 		t[c] |= cLocal
 	}
 	t['-'] |= cDomain
+	for c := 0; c < 256; c++ {
+		if t[c]&(cDigit|cUpper|cLower) != 0 || c >= utf8.RuneSelf {
+			t[c] |= cStart
+		}
+	}
+	for _, c := range "+(@:" {
+		t[c] |= cStart
+	}
+	for c := utf8.RuneSelf; c < 256; c++ {
+		t[c] |= cAfterWord
+	}
+	for _, c := range ":.'-" {
+		t[c] |= cAfterWord
+	}
 	return t
 }()
 
@@ -61,28 +82,43 @@ func (p *pass) run() {
 	n := len(s)
 	for i := 0; i < n; {
 		c := s[i]
-		switch cl := class[c]; {
+		cl := class[c]
+		if cl&cStart == 0 {
+			// Spaces and most punctuation start nothing.
+			i++
+			continue
+		}
+		switch {
+		case cl&cLower != 0:
+			// Most words are lower-case prose: skip them, and the single
+			// spaces between them, in a tight loop, and call the word
+			// handler only for the few that can start something.
+			j := i + 1
+			for {
+				for j < n && class[s[j]]&cAlnum != 0 {
+					j++
+				}
+				// The common case first: a word ended by a space with
+				// another lower-case word after it. A space never makes
+				// lowerWordMatters look at a word, a "day" ending does.
+				if j+1 < n && s[j] == ' ' && class[s[j+1]]&cLower != 0 && !weekdayShaped(s, i, j) {
+					i, j = j+1, j+2
+					continue
+				}
+				// Same as lowerWordMatters(s, i, j), with its cheap
+				// tests inline so most words do not make a call.
+				if (j < n && class[s[j]]&cAfterWord != 0 && lowerWordMatters(s, i, j)) || weekdayShaped(s, i, j) {
+					j = p.word(i)
+				}
+				break
+			}
+			i = j
 		case cl&cDigit != 0:
 			if i > 0 && gluedNumber(s, i) {
 				i = skipToken(s, i)
 				continue
 			}
 			i = p.number(i)
-		case cl&cLower != 0:
-			// Most words are lower-case prose: skip them in a tight loop
-			// and call the word handler only for the few shapes that can
-			// start something (a hex group before ':', "www."/"http:",
-			// a weekday, a non-ASCII continuation).
-			j := i + 1
-			for j < n && class[s[j]]&cAlnum != 0 {
-				j++
-			}
-			if j < n && ((j-i <= 5 && (s[j] == ':' || s[j] == '.')) || s[j] >= utf8.RuneSelf || s[j] == '\'' || s[j] == '-') ||
-				(j-i >= 6 && s[j-1] == 'y' && s[j-2] == 'a' && s[j-3] == 'd') {
-				i = p.word(i)
-				continue
-			}
-			i = j
 		case cl&cUpper != 0:
 			i = p.word(i)
 		case c >= utf8.RuneSelf:
@@ -112,6 +148,36 @@ func (p *pass) run() {
 			i++
 		}
 	}
+}
+
+// lowerWordMatters reports whether the lower-case word s[i:j] (letters and
+// digits) may start something pass.word finds: a hex group before ':', a
+// "www."/"http:" prefix, a word continued by a non-ASCII letter, an
+// apostrophe or a hyphen, or a weekday.
+func lowerWordMatters(s string, i, j int) bool {
+	if j < len(s) && class[s[j]]&cAfterWord != 0 {
+		switch s[j] {
+		case ':':
+			if j-i <= 5 {
+				return true
+			}
+		case '.':
+			// Ends a sentence more often than it starts a host name:
+			// only "www.", "ftp." and "http." go on.
+			if j-i <= 5 && (s[i] == 'w' || s[i] == 'f' || s[i] == 'h') {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return weekdayShaped(s, i, j)
+}
+
+// weekdayShaped reports whether the word s[i:j] may be a weekday: six
+// letters or more ending in "day".
+func weekdayShaped(s string, i, j int) bool {
+	return j-i >= 6 && s[j-1] == 'y' && s[j-2] == 'a' && s[j-3] == 'd'
 }
 
 // gluedNumber reports whether the digit at i continues a token such as a

@@ -18,28 +18,22 @@ type wordInfo struct {
 
 func scanWord(s string, i int) wordInfo {
 	w := wordInfo{start: i, allUpper: true, hex: true}
+	// ASCII letters and digits, the common case, only accumulate their
+	// classes (those some byte has, those every byte has); the flags are
+	// derived once after the loop.
+	var some, every uint8 = 0, 0xff
 	j := i
 	for j < len(s) {
 		c := s[j]
 		if c < utf8.RuneSelf {
 			cl := class[c]
-			switch {
-			case cl&cAlnum != 0:
-				if j == i {
-					w.upper = cl&cUpper != 0
-				}
-				if cl&cLower != 0 {
-					w.allUpper = false
-				}
-				if cl&cDigit != 0 {
-					w.digit = true
-				}
-				if cl&cHex == 0 {
-					w.hex = false
-				}
+			if cl&cAlnum != 0 {
+				some |= cl
+				every &= cl
 				j++
 				continue
-			case (c == '\'' || c == '-') && j > i && j+1 < len(s) && isAlpha(s[j+1]):
+			}
+			if (c == '\'' || c == '-') && j > i && j+1 < len(s) && isAlpha(s[j+1]) {
 				w.hex = false
 				j++
 				continue
@@ -62,7 +56,14 @@ func scanWord(s string, i int) wordInfo {
 	if j == i {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		j = i + size
+	} else if s[i] < utf8.RuneSelf {
+		// The word starts with an ASCII letter or digit: a leading
+		// apostrophe or hyphen ends the word before it starts.
+		w.upper = class[s[i]]&cUpper != 0
 	}
+	w.allUpper = w.allUpper && some&cLower == 0
+	w.digit = some&cDigit != 0
+	w.hex = w.hex && every&cHex != 0
 	w.end = j
 	return w
 }
@@ -183,6 +184,11 @@ func lookup(w string) uint16 {
 // comma is set) at j, or ok false.
 func nextWord(s string, j int) (wordInfo, bool) {
 	if j+1 >= len(s) || s[j] != ' ' {
+		return wordInfo{}, false
+	}
+	if c := s[j+1]; c < utf8.RuneSelf && !isUpper(c) {
+		// Not a capitalised word, and callers ignore the word when ok
+		// is false: skip scanning it.
 		return wordInfo{}, false
 	}
 	w := scanWord(s, j+1)
@@ -310,6 +316,9 @@ func nameEnd(s string, w wordInfo) int {
 				if nn, ok := nextWord(s, e); ok {
 					end = nn.end
 					break
+				}
+				if e == len(s) {
+					break // a particle ends the text: "Hi John de"
 				}
 				nw = scanWord(s, e+1)
 				if e+1 >= len(s) || s[e] != ' ' || nw.end == e+1 {
@@ -514,8 +523,22 @@ func numberAfter(s string, j int) int {
 // name ("Kungsgatan", "Hauptstraße", "Nybyvägen").
 var streetEndings = []string{"straße", "strasse", "straat", "gatan", "vägen", "vegen", "veien", "gasse", "allee", "laan", "weg", "gade", "vej", "katu", "tie", "utca", "gränd", "platz", "plein", "ring", "dreef", "kade", "gracht"}
 
+// streetEndingTails holds, for each possible last byte of a street ending,
+// a bit per byte before it (folded to five bits, so both cases share one),
+// which turns most words away from compoundStreet before the loop.
+var streetEndingTails = func() (t [256]uint32) {
+	for _, e := range streetEndings {
+		last, prev := e[len(e)-1], e[len(e)-2]
+		t[last] |= 1 << (prev & 31)
+		if 'a' <= last && last <= 'z' {
+			t[last-'a'+'A'] |= 1 << (prev & 31)
+		}
+	}
+	return t
+}()
+
 func compoundStreet(w string) bool {
-	if len(w) < 6 {
+	if len(w) < 6 || streetEndingTails[w[len(w)-1]]&(1<<(w[len(w)-2]&31)) == 0 {
 		return false
 	}
 	for _, e := range streetEndings {
@@ -576,6 +599,12 @@ func (p *pass) prefixStreet(w wordInfo) int {
 // It returns 0 when the words do not make a street.
 func (p *pass) address(i, j int) int {
 	s := p.s
+	// Both a second number and a street name start after a space with a
+	// digit or a capital (or a non-ASCII letter); prose after a number
+	// ("12 ms") has neither.
+	if j+1 >= len(s) || s[j] != ' ' || (s[j+1] < utf8.RuneSelf && class[s[j+1]]&(cDigit|cUpper) == 0) {
+		return 0
+	}
 	end := 0
 	k := j
 	// A second number ("5533 119 Countess Close").
@@ -583,11 +612,8 @@ func (p *pass) address(i, j int) int {
 		k = e
 	}
 	for n := 0; n < 5; n++ {
-		if k+1 >= len(s) || s[k] != ' ' {
-			break
-		}
-		w := scanWord(s, k+1)
-		if w.end == k+1 || w.digit || !w.upper {
+		w, ok := nextWord(s, k)
+		if !ok {
 			break
 		}
 		f := lookup(s[w.start:w.end])
