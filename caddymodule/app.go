@@ -308,7 +308,9 @@ func defaultStoragePath() string {
 	return filepath.Join(caddy.AppDataDir(), "promptwall", "promptwall.db")
 }
 
-func defaultOrgID() string { return endpointID("org/" + DefaultOrgName) }
+// defaultOrgID is the id of the default organization. It is derived once:
+// every gateway request without a token is recorded under it.
+var defaultOrgID = sync.OnceValue(func() string { return endpointID("org/" + DefaultOrgName) })
 
 // compiledEndpoint is an endpoint ready to screen traffic.
 type compiledEndpoint struct {

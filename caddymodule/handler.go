@@ -78,12 +78,15 @@ type Handler struct {
 	// released. Default: 256.
 	StreamHoldBack int `json:"stream_hold_back,omitempty"`
 
-	app    *App
-	ep     *compiledEndpoint
-	prov   *configuredProvider
-	format format.Format
-	labels routeLabels
-	logger *zap.Logger
+	app     *App
+	ep      *compiledEndpoint
+	prov    *configuredProvider
+	format  format.Format
+	labels  routeLabels
+	metrics *routeMetrics
+	logger  *zap.Logger
+	// hold is holdFor as a func value, made once rather than per request.
+	hold func(status int, header http.Header) bool
 }
 
 // CaddyModule returns the Caddy module information.
@@ -137,6 +140,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		project = h.ep.ProjectID
 	}
 	h.labels = routeLabels{provider: h.Provider, project: project, endpoint: h.ep.Name}
+	h.metrics = newRouteMetrics(h.app.metrics, h.labels)
+	h.hold = h.holdFor
 	return nil
 }
 
@@ -186,6 +191,11 @@ type exchange struct {
 	// vault holds the placeholders of a redacted request when the endpoint
 	// restores them in the answer.
 	vault *scanner.Vault
+	// ss screens a streamed answer; nil for an answer that is not one.
+	ss *streamScreening
+	// ic wraps the client's writer for the next handler. It lives in the
+	// exchange so that one allocation holds a request's state.
+	ic interceptor
 }
 
 // ServeHTTP screens, forwards and records one request.
@@ -216,17 +226,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return h.writeError(w, errFmt(), http.StatusBadRequest, "unsupported_request",
 			"Connection upgrades (WebSocket, realtime) cannot be screened by this gateway.")
 	}
-	if isMultipart(r.Header.Get("Content-Type")) {
-		if h.passes(passMultipart) {
-			return h.passUnscreened(w, r, next, who, "multipart upload")
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		// Parsing the media type costs allocations; the usual exact
+		// application/json needs none of it.
+		if isMultipart(ct) {
+			if h.passes(passMultipart) {
+				return h.passUnscreened(w, r, next, who, "multipart upload")
+			}
+			h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
+			return h.writeError(w, errFmt(), http.StatusUnsupportedMediaType, "unsupported_request",
+				"Multipart uploads cannot be screened by this gateway.")
 		}
-		h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
-		return h.writeError(w, errFmt(), http.StatusUnsupportedMediaType, "unsupported_request",
-			"Multipart uploads cannot be screened by this gateway.")
-	}
-	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
-		h.app.metrics.rejected.WithLabelValues("malformed").Inc()
-		return h.writeError(w, errFmt(), http.StatusBadRequest, "invalid_request_error", err.Error())
+		if err := checkContentType(ct); err != nil {
+			h.app.metrics.rejected.WithLabelValues("malformed").Inc()
+			return h.writeError(w, errFmt(), http.StatusBadRequest, "invalid_request_error", err.Error())
+		}
 	}
 	if r.ContentLength > h.MaxBodySize {
 		h.app.metrics.rejected.WithLabelValues("too_large").Inc()
@@ -298,8 +312,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		x.vault = new(scanner.Vault)
 	}
 	x.input = h.ep.pipeline.ScreenWith(r.Context(), x.conv, scanner.Input, x.vault)
-	h.app.metrics.observeResult(h.labels, scanner.Input, x.input, time.Since(start))
-	repl.Set("promptwall.outcome", string(x.input.Outcome))
+	h.metrics.observeResult(scanner.Input, x.input, time.Since(start))
+	repl.Set("promptwall.outcome", outcomeValue(x.input.Outcome))
 
 	if x.input.Outcome == scanner.Blocked {
 		committed = true
@@ -340,8 +354,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 
 	held := getBuf()
 	defer putBuf(held)
-	ic := newInterceptor(w, held, int(h.MaxResponseSize), providerResultLimit, h.holdFor)
-	var ss *streamScreening
+	ic := &x.ic
+	ic.wrap(w, held, int(h.MaxResponseSize), providerResultLimit, h.hold)
 	if h.ep.hasOutput {
 		ic.stream = func(status int, header http.Header) io.Writer {
 			// A format without a stream decoder (generic, embeddings) has
@@ -349,16 +363,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			if status < 200 || status >= 300 || !isStreamed(x.req, header) || x.format.NewStream(strings.NewReader("")) == nil {
 				return nil
 			}
-			ss = h.startStreamScreening(r.Context(), x, ic)
-			return ss.pw
+			x.ss = h.startStreamScreening(r.Context(), x, ic)
+			return x.ss.pipe
 		}
 	}
 	upstreamStart := time.Now()
-	err = callNext(next, ic, r, func() bool { return ss != nil })
-	h.app.metrics.upstreamSeconds.WithLabelValues(h.labels.provider).Observe(time.Since(upstreamStart).Seconds())
+	err = callNext(next, ic, r, func() bool { return x.ss != nil })
+	h.metrics.upstreamSeconds().Observe(time.Since(upstreamStart).Seconds())
 
 	committed = true
-	if ss != nil {
+	if ss := x.ss; ss != nil {
 		out := ss.wait()
 		x.streamed(out)
 		x.commit()
@@ -385,7 +399,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		x.commit()
 		return err
 	}
-	x.providerResult = string(ic.captured)
+	x.providerResult = ic.buf.String()
 	x.commit()
 	return nil
 }
@@ -396,15 +410,19 @@ func isStreamed(req *format.Request, header http.Header) bool {
 	if req != nil && req.Stream {
 		return true
 	}
-	mt, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
+	ct := header.Get("Content-Type")
+	if ct == "application/json" {
+		// The usual answer needs no media type parsing (and its map).
+		return false
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
 	return mt == "text/event-stream" || mt == "application/x-ndjson"
 }
 
 // streamScreening runs the stream screener on its own goroutine, fed by the
 // upstream copy through a pipe.
 type streamScreening struct {
-	pr   *io.PipeReader
-	pw   *io.PipeWriter
+	pipe *streamPipe
 	done chan struct{}
 	out  streamscreen.Outcome
 	err  error
@@ -415,12 +433,19 @@ type streamScreening struct {
 var errStreamEnded = errors.New("promptwall: stream ended by screening")
 
 func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *interceptor) *streamScreening {
-	pr, pw := io.Pipe()
-	ss := &streamScreening{pr: pr, pw: pw, done: make(chan struct{})}
+	// What the screener wrote is flushed when it has used up an upstream
+	// write, on its own goroutine like every other write to the client.
+	flush := func() error {
+		if err := ic.flushStream(); err != nil {
+			return errors.Join(streamscreen.ErrEmit, err)
+		}
+		return nil
+	}
+	ss := &streamScreening{pipe: newStreamPipe(flush), done: make(chan struct{})}
 	screen := func(ctx context.Context, conv *scanner.Conversation) *scanner.Result {
 		start := time.Now()
 		res := h.ep.pipeline.Screen(ctx, conv, scanner.Output)
-		h.app.metrics.screenDuration.WithLabelValues(string(scanner.Output)).Observe(time.Since(start).Seconds())
+		h.metrics.screenDuration(scanner.Output).Observe(time.Since(start).Seconds())
 		return res
 	}
 	enc := ic.Header().Get("Content-Encoding")
@@ -430,19 +455,20 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 	emit := func(b []byte) error {
 		if first {
 			first = false
-			h.app.metrics.streamTTFB.WithLabelValues(h.labels.provider).Observe(time.Since(start).Seconds())
+			h.metrics.streamTTFB().Observe(time.Since(start).Seconds())
 		}
 		return ic.emit(b)
 	}
 	go func() {
 		defer close(ss.done)
-		defer pr.CloseWithError(errStreamEnded)
-		body, err := decodingReader(enc, pr)
+		defer ss.pipe.CloseWithError(errStreamEnded)
+		body, err := decodingReader(enc, ss.pipe)
 		if err != nil {
 			// Nothing of an answer we cannot decode reaches the client.
 			ss.err = err
 			ss.out.Blocked = true
 			_ = ic.emit(x.format.NewStream(strings.NewReader("")).Block("upstream_error", "The provider's answer cannot be screened."))
+			_ = ic.flushStream()
 			return
 		}
 		ss.out, ss.err = streamscreen.Run(ctx, streamscreen.Options{
@@ -451,6 +477,12 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 			Emit:     emit,
 			HoldBack: h.StreamHoldBack,
 		})
+		// The last events (the terminator, a block) are released after the
+		// upstream's last write was used up: flush them before the handler
+		// returns.
+		if err := flush(); err != nil && ss.err == nil {
+			ss.err = err
+		}
 		// Whatever ended the screening (deferred above), the upstream copy
 		// must not block on a pipe nobody reads.
 	}()
@@ -459,7 +491,7 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 
 // wait closes the upstream side and returns the screener's outcome.
 func (ss *streamScreening) wait() streamscreen.Outcome {
-	ss.pw.Close()
+	ss.pipe.Close()
 	<-ss.done
 	return ss.out
 }
@@ -475,7 +507,7 @@ func (x *exchange) streamed(out streamscreen.Outcome) {
 	if out.UpstreamErr != nil {
 		x.providerResult = "provider error event: " + out.UpstreamErr.Message
 	}
-	x.h.app.metrics.observeResult(x.h.labels, scanner.Output, x.output, 0)
+	x.h.metrics.observeResult(scanner.Output, x.output, 0)
 }
 
 // holdFor decides whether an answer must be held back for screening: every
@@ -489,7 +521,7 @@ func (h *Handler) holdFor(status int, _ http.Header) bool {
 // finishHeld screens a held answer and writes what the client may see.
 func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exchange, ic *interceptor) error {
 	answer := ic.buf.Bytes()
-	x.providerResult = truncate(string(answer), providerResultLimit)
+	x.providerResult = string(truncate(answer, providerResultLimit))
 	if enc := ic.Header().Get("Content-Encoding"); enc != "" && enc != "identity" {
 		decoded, err := decodeBody(enc, answer, int(h.MaxResponseSize))
 		if err != nil {
@@ -499,7 +531,7 @@ func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exch
 		}
 		answer = decoded
 		ic.Header().Del("Content-Encoding")
-		x.providerResult = truncate(string(answer), providerResultLimit)
+		x.providerResult = string(truncate(answer, providerResultLimit))
 	}
 	if len(bytes.TrimSpace(answer)) == 0 {
 		// Nothing to screen: pass the empty answer as it came.
@@ -516,7 +548,7 @@ func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exch
 	x.outConv = conv
 	start := time.Now()
 	x.output = h.ep.pipeline.Screen(ctx, conv, scanner.Output)
-	h.app.metrics.observeResult(h.labels, scanner.Output, x.output, time.Since(start))
+	h.metrics.observeResult(scanner.Output, x.output, time.Since(start))
 	switch x.output.Outcome {
 	case scanner.Blocked:
 		return h.writeBlocked(w, x, x.output.FlagMessage)
@@ -537,8 +569,7 @@ func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exch
 			h.logger.Warn("restoring placeholders in the answer", zap.Error(err))
 		}
 	}
-	hdr := w.Header()
-	hdr.Set("Content-Length", strconv.Itoa(len(answer)))
+	setContentLength(w.Header(), len(answer))
 	w.WriteHeader(ic.status)
 	_, err = w.Write(answer)
 	return err
@@ -553,7 +584,9 @@ func (x *exchange) commit() {
 	if org == "" {
 		org = defaultOrgID()
 	}
-	p := &store.Prompt{
+	// p stays on this goroutine's stack unless deferred scanners need it
+	// later: the store encodes it before Commit returns.
+	p := store.Prompt{
 		ID:         x.id,
 		Type:       "prompt",
 		OrgID:      org,
@@ -567,7 +600,8 @@ func (x *exchange) commit() {
 	p.Memory = p.ID
 	shown := record.NewestUserMessage(x.conv)
 	p.Input = record.Text(x.conv, shown, x.input)
-	p.Result.ScannerResults = append(record.ScannerResults(x.input, shown), record.ScannerResults(x.output, 0)...)
+	results := make([]store.ScannerResult, 0, scannerCount(x.input)+scannerCount(x.output))
+	p.Result.ScannerResults = record.AppendScannerResults(record.AppendScannerResults(results, x.input, shown), x.output, 0)
 	p.Result.Response = record.Response(x.outConv, x.output)
 	// The raw answer may echo what the scanners found on either side.
 	sensitive := append(record.SensitiveValues(x.conv, x.input), record.SensitiveValues(x.outConv, x.output)...)
@@ -582,17 +616,46 @@ func (x *exchange) commit() {
 	}
 	p.Scanners = h.ep.settingsJSON()
 	if h.ep.hasDeferred {
-		go func() {
-			deferred := h.ep.pipeline.ScreenDeferred(context.Background(), x.conv, scanner.Input)
-			p.Result.ScannerResults = append(p.Result.ScannerResults, record.ScannerResults(deferred, shown)...)
-			if deferred.Outcome.Severity() > scanner.Outcome(p.Result.Outcome).Severity() {
-				p.Result.Outcome = string(deferred.Outcome)
-			}
-			x.res.Commit(p)
-		}()
+		go x.commitDeferred(p, shown)
 		return
 	}
-	x.res.Commit(p)
+	x.res.Commit(&p)
+}
+
+// commitDeferred runs the non-blocking scanners and commits p with their
+// results.
+func (x *exchange) commitDeferred(p store.Prompt, shown int) {
+	deferred := x.h.ep.pipeline.ScreenDeferred(context.Background(), x.conv, scanner.Input)
+	p.Result.ScannerResults = record.AppendScannerResults(p.Result.ScannerResults, deferred, shown)
+	if deferred.Outcome.Severity() > scanner.Outcome(p.Result.Outcome).Severity() {
+		p.Result.Outcome = string(deferred.Outcome)
+	}
+	x.res.Commit(&p)
+}
+
+func scannerCount(res *scanner.Result) int {
+	if res == nil {
+		return 0
+	}
+	return len(res.Scanners)
+}
+
+// outcomeValue is o as a placeholder value. The known outcomes are
+// constants, which become an interface value without an allocation.
+func outcomeValue(o scanner.Outcome) any {
+	switch o {
+	case scanner.Passed:
+		return string(scanner.Passed)
+	case scanner.Flagged:
+		return string(scanner.Flagged)
+	case scanner.Modified:
+		return string(scanner.Modified)
+	case scanner.Blocked:
+		return string(scanner.Blocked)
+	case scanner.Error:
+		return string(scanner.Error)
+	}
+	return string(o)
 }
 
 func worst(results ...*scanner.Result) scanner.Outcome {
@@ -699,7 +762,7 @@ func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next ca
 	}
 	x := &exchange{h: h, id: store.NewID(), received: now, conv: &scanner.Conversation{}, input: skipped, res: res, who: who}
 	w.Header().Set("X-Promptwall-Prompt-Id", x.id)
-	h.app.metrics.observeResult(h.labels, scanner.Input, skipped, 0)
+	h.metrics.observeResult(scanner.Input, skipped, 0)
 	release, err := h.acquire(r.Context())
 	if err != nil {
 		x.upstreamErr = err
@@ -740,8 +803,18 @@ func isUpgrade(r *http.Request) bool {
 func restoreBody(r *http.Request, body []byte) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	setContentLength(r.Header, len(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+}
+
+// setContentLength sets the Content-Length header to n. A body passed on
+// unchanged already carries it: formatting and setting it again would cost
+// two allocations for nothing.
+func setContentLength(h http.Header, n int) {
+	var b [20]byte
+	if cl := h["Content-Length"]; len(cl) != 1 || cl[0] != string(strconv.AppendInt(b[:0], int64(n), 10)) {
+		h.Set("Content-Length", strconv.Itoa(n))
+	}
 }
 
 func toFormatEdits(edits []scanner.Edit) []format.Edit {
@@ -752,7 +825,7 @@ func toFormatEdits(edits []scanner.Edit) []format.Edit {
 	return out
 }
 
-func truncate(s string, n int) string {
+func truncate[T string | []byte](s T, n int) T {
 	if len(s) <= n {
 		return s
 	}

@@ -34,21 +34,27 @@ type interceptor struct {
 	holding     bool
 	overflow    bool
 	limit       int
+	// buf holds a held answer, or else the first captureSize bytes of a
+	// passed-through answer, kept for the record.
 	buf         *bytes.Buffer
-
-	// captured is a bounded copy of a passed-through answer, for the record.
-	captured    []byte
 	captureSize int
+	// unflushed is set when emit wrote what flushStream has not flushed.
+	unflushed bool
+
+	// wrapper is what ResponseWriterWrapper points to: kept inside the
+	// interceptor so that wrapping costs no allocation of its own.
+	wrapper caddyhttp.ResponseWriterWrapper
 }
 
-func newInterceptor(w http.ResponseWriter, buf *bytes.Buffer, limit, captureSize int, hold func(int, http.Header) bool) *interceptor {
-	return &interceptor{
-		ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w},
-		hold:                  hold,
-		buf:                   buf,
-		limit:                 limit,
-		captureSize:           captureSize,
-	}
+// wrap sets up i, usually a field of the request's exchange, to wrap w.
+// i must not be copied afterwards.
+func (i *interceptor) wrap(w http.ResponseWriter, buf *bytes.Buffer, limit, captureSize int, hold func(int, http.Header) bool) {
+	i.wrapper.ResponseWriter = w
+	i.ResponseWriterWrapper = &i.wrapper
+	i.hold = hold
+	i.buf = buf
+	i.limit = limit
+	i.captureSize = captureSize
 }
 
 func (i *interceptor) WriteHeader(status int) {
@@ -92,8 +98,8 @@ func (i *interceptor) Write(p []byte) (int, error) {
 		}
 		return i.buf.Write(p)
 	}
-	if room := i.captureSize - len(i.captured); room > 0 {
-		i.captured = append(i.captured, p[:min(room, len(p))]...)
+	if room := i.captureSize - i.buf.Len(); room > 0 {
+		i.buf.Write(p[:min(room, len(p))])
 	}
 	return i.ResponseWriterWrapper.Write(p)
 }
@@ -104,12 +110,20 @@ func (i *interceptor) ReadFrom(r io.Reader) (int64, error) {
 	return io.Copy(writerOnly{i}, r)
 }
 
-// emit writes one released event to the client and flushes it, so events
-// are never coalesced. Only the stream screener's goroutine calls it.
+// emit writes one released event of a screened stream to the client. Only
+// the stream screener's goroutine calls it (and flushStream).
 func (i *interceptor) emit(b []byte) error {
-	if _, err := i.ResponseWriterWrapper.Write(b); err != nil {
-		return err
+	i.unflushed = true
+	_, err := i.ResponseWriterWrapper.Write(b)
+	return err
+}
+
+// flushStream flushes what emit wrote since the last flush.
+func (i *interceptor) flushStream() error {
+	if !i.unflushed {
+		return nil
 	}
+	i.unflushed = false
 	return http.NewResponseController(i.ResponseWriterWrapper).Flush()
 }
 
@@ -117,7 +131,7 @@ func (i *interceptor) emit(b []byte) error {
 // it flushes the client connection so streamed events are not coalesced.
 func (i *interceptor) FlushError() error {
 	if i.holding || i.streamTo != nil {
-		// The stream screener flushes each event it releases itself.
+		// The stream screener flushes what it releases itself.
 		return nil
 	}
 	return http.NewResponseController(i.ResponseWriterWrapper).Flush()

@@ -150,10 +150,101 @@ func (m *metrics) register(reg prometheus.Registerer) error {
 	return nil
 }
 
+// routeLabels are the bounded label values of one route: all come from the
+// operator's configuration, never from a request.
+type routeLabels struct {
+	provider, project, endpoint string
+}
+
+// routeMetrics are the collectors one route touches on every request. A
+// lookup by label values hashes every value and takes the vector's lock;
+// a route's labels are fixed, so each child is looked up once, on first
+// use (a series still appears only once something is counted in it). The
+// vectors live for the process, so the children stay valid across reloads.
+type routeMetrics struct {
+	m      *metrics
+	labels routeLabels
+
+	upstream lazyChild[prometheus.Observer]
+	ttfb     lazyChild[prometheus.Observer]
+	// screen and screened are indexed by directionIndex and outcomeIndex.
+	screen   [2]lazyChild[prometheus.Observer]
+	screened [2][5]lazyChild[prometheus.Counter]
+}
+
+func newRouteMetrics(m *metrics, labels routeLabels) *routeMetrics {
+	return &routeMetrics{m: m, labels: labels}
+}
+
+// lazyChild is one child of a collector vector, resolved on first use.
+type lazyChild[T any] struct {
+	once sync.Once
+	c    T
+}
+
+func (l *lazyChild[T]) get(resolve func() T) T {
+	l.once.Do(func() { l.c = resolve() })
+	return l.c
+}
+
+func directionIndex(d scanner.Direction) int {
+	switch d {
+	case scanner.Input:
+		return 0
+	case scanner.Output:
+		return 1
+	}
+	return -1
+}
+
+func outcomeIndex(o scanner.Outcome) int {
+	switch o {
+	case scanner.Passed:
+		return 0
+	case scanner.Flagged:
+		return 1
+	case scanner.Modified:
+		return 2
+	case scanner.Blocked:
+		return 3
+	case scanner.Error:
+		return 4
+	}
+	return -1
+}
+
+// upstreamSeconds is the route's upstream_duration_seconds.
+func (rm *routeMetrics) upstreamSeconds() prometheus.Observer {
+	return rm.upstream.get(func() prometheus.Observer { return rm.m.upstreamSeconds.WithLabelValues(rm.labels.provider) })
+}
+
+// streamTTFB is the route's stream_ttfb_seconds.
+func (rm *routeMetrics) streamTTFB() prometheus.Observer {
+	return rm.ttfb.get(func() prometheus.Observer { return rm.m.streamTTFB.WithLabelValues(rm.labels.provider) })
+}
+
+// screenDuration is screening_duration_seconds for dir.
+func (rm *routeMetrics) screenDuration(dir scanner.Direction) prometheus.Observer {
+	resolve := func() prometheus.Observer { return rm.m.screenDuration.WithLabelValues(string(dir)) }
+	d := directionIndex(dir)
+	if d < 0 {
+		return resolve()
+	}
+	return rm.screen[d].get(resolve)
+}
+
 // observeResult counts one screening.
-func (m *metrics) observeResult(labels routeLabels, dir scanner.Direction, res *scanner.Result, took time.Duration) {
-	m.requests.WithLabelValues(labels.provider, labels.project, labels.endpoint, string(dir), string(res.Outcome)).Inc()
-	m.screenDuration.WithLabelValues(string(dir)).Observe(took.Seconds())
+func (rm *routeMetrics) observeResult(dir scanner.Direction, res *scanner.Result, took time.Duration) {
+	m, labels := rm.m, rm.labels
+	resolve := func() prometheus.Counter {
+		return m.requests.WithLabelValues(labels.provider, labels.project, labels.endpoint, string(dir), string(res.Outcome))
+	}
+	if d, o := directionIndex(dir), outcomeIndex(res.Outcome); d >= 0 && o >= 0 {
+		rm.screened[d][o].get(resolve).Inc()
+	} else {
+		resolve().Inc()
+	}
+	rm.screenDuration(dir).Observe(took.Seconds())
 	for i := range res.Scanners {
 		sr := &res.Scanners[i]
 		switch sr.Outcome {
@@ -163,12 +254,6 @@ func (m *metrics) observeResult(labels routeLabels, dir scanner.Direction, res *
 			m.scannerErrors.WithLabelValues(sr.ScannerID).Inc()
 		}
 	}
-}
-
-// routeLabels are the bounded label values of one route: all come from the
-// operator's configuration, never from a request.
-type routeLabels struct {
-	provider, project, endpoint string
 }
 
 // pipelineObserver feeds the engine's hooks into the collectors.

@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"iter"
 	"strconv"
@@ -140,9 +141,33 @@ func validContainer(b []byte, i, depth int) (int, error) {
 	}
 }
 
+// Masks for testing eight bytes at once (SWAR): lsb has the low bit of
+// every byte set, msb the high bit.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plainWord reports whether none of the eight bytes of x is a strStop byte:
+// a byte below 0x20, a quote or a backslash. Each test flags the high bit
+// of a matching byte; a borrow can only add flags above a real match, so
+// "none flagged" is exact.
+func plainWord(x uint64) bool {
+	ctl := (x - lsb*0x20) &^ x
+	q := x ^ (lsb * '"')
+	bs := x ^ (lsb * '\\')
+	return (ctl|((q-lsb)&^q)|((bs-lsb)&^bs))&msb == 0
+}
+
 func validString(b []byte, i int) (int, error) {
 	i++
 	for {
+		// Prompts are long runs of plain text: skip them a word at a time
+		// (validate checked the UTF-8 beforehand, so bytes >= 0x80 are
+		// plain here).
+		for i+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
 		for i < len(b) && !strStop[b[i]] {
 			i++
 		}
@@ -312,10 +337,20 @@ func skip(b []byte, i int) int {
 	}
 }
 
-// root returns the span of the top-level value.
+// root returns the span of the top-level value. validate accepted nothing
+// but whitespace around it, so it ends where the trailing whitespace
+// begins: no need to walk the whole document to find its end.
 func root(b []byte) span {
-	s := skipWS(b, 0)
-	return span{s, skip(b, s)}
+	e := len(b)
+	for e > 0 {
+		switch b[e-1] {
+		case ' ', '\t', '\n', '\r':
+			e--
+			continue
+		}
+		break
+	}
+	return span{skipWS(b, 0), e}
 }
 
 // members yields the key (with its quotes) and the value of each member of

@@ -318,31 +318,38 @@ func interpretChatChunk(b []byte, top span, ev *Event, frags []fragment) []fragm
 	if b[top.s] != '{' {
 		return frags
 	}
-	if e, ok := field(b, top, "error"); ok && !isNull(b, e) {
+	var tf [2]span
+	lookupKeys(b, top, chunkKeys, tf[:])
+	if e := tf[0]; e.ok() && !isNull(b, e) {
 		ev.Err = providerError(b, e)
 		return frags
 	}
-	choices, ok := field(b, top, "choices")
-	if !ok || b[choices.s] != '[' {
+	choices := tf[1]
+	if !choices.ok() || b[choices.s] != '[' {
 		return frags
 	}
-	var path []byte
+	// Paths are built on the stack: only the refs of found texts are kept.
+	var pathBuf, subBuf [64]byte
 	for i, ch := range elems(b, choices) {
-		path = appendIndex(append(path[:0], "choices"...), i)
-		frags = addString(b, ch, "text", path, frags)
-		delta, ok := field(b, ch, "delta")
-		if !ok {
+		path := appendIndex(append(pathBuf[:0], "choices"...), i)
+		var cf [2]span
+		lookupKeys(b, ch, chunkChoiceKeys, cf[:])
+		frags = addValue(b, cf[0], "text", path, frags)
+		delta := cf[1]
+		if !delta.ok() {
 			continue
 		}
 		path = appendKey(path, []byte("delta"))
-		frags = addString(b, delta, "content", path, frags)
-		frags = addString(b, delta, "refusal", path, frags)
-		if fc, ok := field(b, delta, "function_call"); ok {
-			frags = addString(b, fc, "arguments", appendKey(append([]byte(nil), path...), []byte("function_call")), frags)
+		var df [4]span
+		lookupKeys(b, delta, chunkDeltaKeys, df[:])
+		frags = addValue(b, df[0], "content", path, frags)
+		frags = addValue(b, df[1], "refusal", path, frags)
+		if fc := df[2]; fc.ok() {
+			frags = addString(b, fc, "arguments", appendKey(append(subBuf[:0], path...), []byte("function_call")), frags)
 		}
-		if tcs, ok := field(b, delta, "tool_calls"); ok && b[tcs.s] == '[' {
+		if tcs := df[3]; tcs.ok() && b[tcs.s] == '[' {
 			for j, tc := range elems(b, tcs) {
-				p := appendIndex(appendKey(append([]byte(nil), path...), []byte("tool_calls")), j)
+				p := appendIndex(appendKey(append(subBuf[:0], path...), []byte("tool_calls")), j)
 				if fn, ok := field(b, tc, "function"); ok {
 					frags = addString(b, fn, "arguments", appendKey(p, []byte("function")), frags)
 				}
@@ -351,6 +358,13 @@ func interpretChatChunk(b []byte, top span, ev *Event, frags []fragment) []fragm
 	}
 	return frags
 }
+
+// The members of a chat chunk that interpretChatChunk reads, by level.
+var (
+	chunkKeys       = newKeys("error", "choices")
+	chunkChoiceKeys = newKeys("text", "delta")
+	chunkDeltaKeys  = newKeys("content", "refusal", "function_call", "tool_calls")
+)
 
 // providerError reads an OpenAI-style error object (or string).
 func providerError(b []byte, e span) *Error {

@@ -127,6 +127,11 @@ func (s *SSEReader) next() (frame, error) {
 		if len(raw)+len(chunk) > s.max {
 			return frame{}, fmt.Errorf("%w: SSE event over %d bytes", ErrEventTooLarge, s.max)
 		}
+		if raw == nil && err == nil {
+			// The event usually ends within what is buffered: size raw for
+			// all of it at once rather than growing it line by line.
+			raw = make([]byte, 0, len(chunk)+bufferedEventRest(s.r))
+		}
 		raw = append(raw, chunk...)
 		switch {
 		case err == nil:
@@ -147,6 +152,27 @@ func (s *SSEReader) next() (frame, error) {
 			return frame{}, err
 		}
 	}
+}
+
+// bufferedEventRest returns how many of the bytes buffered in r complete an
+// event whose last read line ended with '\n' (up to and including the
+// blank line), or 0 when its end is not buffered yet.
+func bufferedEventRest(r *bufio.Reader) int {
+	b, _ := r.Peek(r.Buffered())
+	switch {
+	case bytes.HasPrefix(b, []byte("\n")):
+		return 1
+	case bytes.HasPrefix(b, []byte("\r\n")):
+		return 2
+	}
+	end := 0
+	if i := bytes.Index(b, []byte("\n\n")); i >= 0 {
+		end = i + 2
+	}
+	if i := bytes.Index(b, []byte("\n\r\n")); i >= 0 && (end == 0 || i+3 < end) {
+		end = i + 3
+	}
+	return end
 }
 
 // parseSSE interprets the fields of one raw event.
@@ -367,7 +393,7 @@ func (s *sniffReader) next() (frame, error) {
 
 // fragment is one delta text inside an event's JSON data.
 type fragment struct {
-	ref []byte
+	ref string
 	v   span
 }
 
@@ -379,6 +405,7 @@ type decoder struct {
 	interpret func(b []byte, top span, ev *Event, frags []fragment) []fragment
 	block     func(code, message string) []byte
 	frags     []fragment
+	ev        Event
 	// echo rewrites events that repeat already-streamed text (Responses
 	// *.done and response.completed) so a redaction made in the deltas is
 	// not undone by the repeat.
@@ -403,12 +430,16 @@ func (d *decoder) Next() (Event, error) {
 		return Event{}, &Error{Status: 502, Code: "invalid_stream", Message: fmt.Sprintf("stream event is not valid JSON: %v", err)}
 	}
 	top := root(data)
-	d.frags = d.interpret(data, top, &ev, d.frags[:0])
+	// interpret fills the decoder's own event: a pointer to ev, passed
+	// through a func value, would move ev to the heap on every event.
+	d.ev = ev
+	d.frags = d.interpret(data, top, &d.ev, d.frags[:0])
+	ev, d.ev = d.ev, Event{}
 	if len(d.frags) > 0 {
 		var sb strings.Builder
 		ev.refs = make([]string, len(d.frags))
 		for i, fr := range d.frags {
-			ev.refs[i] = string(fr.ref)
+			ev.refs[i] = fr.ref
 			sb.Write(strBytes(data, fr.v))
 		}
 		ev.Delta = sb.String()
@@ -503,14 +534,34 @@ func field(b []byte, obj span, key string) (span, bool) {
 	return lookup(b, obj, []segment{{key: key, idx: segKey}})
 }
 
+// lookupKeys fills vals with the first member of obj named by each of ks's keys
+// (as field finds them), in one walk over obj: looking the keys up one by
+// one walks the members again for each.
+func lookupKeys(b []byte, obj span, ks *keyset, vals []span) {
+	if b[obj.s] != '{' {
+		return
+	}
+	for k, v := range members(b, obj) {
+		if slot := ks.find(strBytes(b, k), false); slot >= 0 && !vals[slot].ok() {
+			vals[slot] = v
+		}
+	}
+}
+
 // addString appends the string at key of obj as a fragment at path+key.
 func addString(b []byte, obj span, key string, path []byte, frags []fragment) []fragment {
-	v, ok := field(b, obj, key)
-	if !ok || b[v.s] != '"' || v.e-v.s == 2 {
+	v, _ := field(b, obj, key)
+	return addValue(b, v, key, path, frags)
+}
+
+// addValue appends v, a member of an object at path under key, as a
+// fragment when it is a non-empty string.
+func addValue(b []byte, v span, key string, path []byte, frags []fragment) []fragment {
+	if !v.ok() || b[v.s] != '"' || v.e-v.s == 2 {
 		return frags
 	}
-	ref := appendKey(append([]byte(nil), path...), []byte(key))
-	return append(frags, fragment{ref, v})
+	var ref [128]byte
+	return append(frags, fragment{string(appendKey(append(ref[:0], path...), []byte(key))), v})
 }
 
 // addLeaves appends every non-empty string under v as a fragment: tool
@@ -519,7 +570,7 @@ func addString(b []byte, obj span, key string, path []byte, frags []fragment) []
 func addLeaves(b []byte, v span, path []byte, frags []fragment) []fragment {
 	walkStrings(b, v, append([]byte(nil), path...), func(p []byte, s span) {
 		if s.e-s.s > 2 {
-			frags = append(frags, fragment{append([]byte(nil), p...), s})
+			frags = append(frags, fragment{string(p), s})
 		}
 	})
 	return frags

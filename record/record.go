@@ -78,7 +78,15 @@ func ScannerResults(res *scanner.Result, shown int) []store.ScannerResult {
 	if res == nil {
 		return nil
 	}
-	out := make([]store.ScannerResult, 0, len(res.Scanners))
+	return AppendScannerResults(make([]store.ScannerResult, 0, len(res.Scanners)), res, shown)
+}
+
+// AppendScannerResults is ScannerResults appending to out, so that the
+// results of both directions can share one slice.
+func AppendScannerResults(out []store.ScannerResult, res *scanner.Result, shown int) []store.ScannerResult {
+	if res == nil {
+		return out
+	}
 	for i := range res.Scanners {
 		sr := &res.Scanners[i]
 		data := store.ScannerData{Type: sr.Type, Matches: [][2]int{}, Reason: sr.Reason, Error: sr.Err}

@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	bolt "go.etcd.io/bbolt"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // A stored prompt is a small binary header followed by the JSON of the rest.
@@ -43,6 +46,7 @@ const maxIDLen = 1024
 // writer only copies bytes into bbolt.
 type record struct {
 	id       string
+	key      []byte // id, as the key of the prompts bucket
 	orgID    string
 	userID   string
 	ms       int64
@@ -96,42 +100,91 @@ func encodePrompt(p *Prompt) (*record, error) {
 	}
 	received := time.Time(p.ReceivedAt).UTC().Truncate(time.Millisecond)
 	cp := *p
-	cp.Result.ScannerResults = normalizedResults(p.Result.ScannerResults)
 	cp.Input = ""
 	cp.ReceivedAt = Timestamp(received)
-	var setKey []byte
+	var set *scannerSet
 	if cp.Scanners != "" {
-		sum := sha256.Sum256([]byte(cp.Scanners))
-		setKey = []byte(hex.EncodeToString(sum[:16]))
-		cp.ScannersRef = string(setKey)
+		set = scannerSetOf(cp.Scanners)
+		cp.ScannersRef = set.ref
 		cp.Scanners = ""
 	}
-	body, err := json.Marshal(&cp)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidRecord, err)
-	}
-	strs := [...]string{p.OrgID, p.UserID, p.Result.Outcome, p.ProjectID, p.ProviderID, p.EndpointID, p.Input}
-	n := fixedHeader + len(body)
-	for _, s := range strs {
-		n += binary.MaxVarintLen64 + len(s)
-	}
-	v := make([]byte, fixedHeader, n)
+	scratch := encodeBufs.Get().(*[]byte)
+	defer encodeBufs.Put(scratch)
+	v := append((*scratch)[:0], make([]byte, fixedHeader)...)
 	v[0] = formatVersion
 	ms := received.UnixMilli()
 	binary.BigEndian.PutUint64(v[offTime:], uint64(ms))
 	if p.Preserve {
 		v[offFlags] = flagPreserve
 	}
-	for _, s := range strs {
+	for _, s := range [...]string{p.OrgID, p.UserID, p.Result.Outcome, p.ProjectID, p.ProviderID, p.EndpointID, p.Input} {
 		v = binary.AppendUvarint(v, uint64(len(s)))
 		v = append(v, s...)
 	}
-	v = append(v, body...)
-	rec := &record{id: p.ID, orgID: p.OrgID, userID: p.UserID, ms: ms, preserve: p.Preserve, value: v}
-	if setKey != nil {
-		rec.scannerSetKey, rec.scannerSet = setKey, []byte(p.Scanners)
+	v, err := appendPromptJSON(v, &cp)
+	if cap(v) <= maxPooledEncodeBuf {
+		*scratch = v
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidRecord, err)
+	}
+	// The value waits in the queue until its batch commits: it gets an
+	// exact-size copy, the scratch buffer goes back to the pool. The key
+	// shares its allocation.
+	kv := make([]byte, 0, len(v)+len(p.ID))
+	kv = append(append(kv, v...), p.ID...)
+	rec := &record{id: p.ID, orgID: p.OrgID, userID: p.UserID, ms: ms, preserve: p.Preserve,
+		value: kv[:len(v):len(v)], key: kv[len(v):]}
+	if set != nil {
+		rec.scannerSetKey, rec.scannerSet = set.key, set.value
 	}
 	return rec, nil
+}
+
+// encodeBufs holds the scratch buffers records are encoded in.
+var encodeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledEncodeBuf keeps the buffer of an unusually large record out of
+// the pool, so that one huge prompt does not pin its size in every slot.
+const maxPooledEncodeBuf = 256 << 10
+
+// scannerSet is the stored form of one scanner settings JSON: its key in
+// the scanner-sets bucket (the hex of the first 16 bytes of its SHA-256)
+// and its value. Both are shared by every record that carries the
+// settings and only read by the writer.
+type scannerSet struct {
+	settings   string
+	ref        string
+	key, value []byte
+}
+
+// recentSets are the scanner settings encoded last, newest first. Every
+// record of an endpoint carries the same settings, so hashing and copying
+// them once per record would be wasted work.
+var recentSets atomic.Pointer[[]*scannerSet]
+
+const maxRecentSets = 16
+
+func scannerSetOf(settings string) *scannerSet {
+	old := recentSets.Load()
+	if old != nil {
+		for _, set := range *old {
+			if set.settings == settings {
+				return set
+			}
+		}
+	}
+	sum := sha256.Sum256([]byte(settings))
+	ref := hex.EncodeToString(sum[:16])
+	set := &scannerSet{settings: settings, ref: ref, key: []byte(ref), value: []byte(settings)}
+	next := []*scannerSet{set}
+	if old != nil {
+		next = append(next, (*old)[:min(len(*old), maxRecentSets-1)]...)
+	}
+	// Concurrent misses may each store their own list; losing an entry
+	// only costs a later hash.
+	recentSets.Store(&next)
+	return set
 }
 
 func parseHeader(v []byte) (header, error) {
@@ -192,8 +245,11 @@ func seqKey(seq uint64) []byte {
 // expiryKey orders by receivedAt then id. Flipping the sign bit makes the
 // big-endian bytes of a signed time sort like the number.
 func expiryKey(ms int64, id string) []byte {
-	k := make([]byte, 8, 8+len(id))
-	binary.BigEndian.PutUint64(k, uint64(ms)^(1<<63))
+	return appendExpiryKey(make([]byte, 0, 8+len(id)), ms, id)
+}
+
+func appendExpiryKey(k []byte, ms int64, id string) []byte {
+	k = binary.BigEndian.AppendUint64(k, uint64(ms)^(1<<63))
 	return append(k, id...)
 }
 
@@ -206,20 +262,3 @@ func expiryKeyTime(k []byte) int64 {
 func orgIndexName(org string) []byte { return []byte("o:" + org) }
 
 func userIndexName(org, user string) []byte { return []byte("u:" + org + "\x00" + user) }
-
-// normalizedResults returns results with no nil matches, copying only when
-// one must change: the caller's record is not modified.
-func normalizedResults(rs []ScannerResult) []ScannerResult {
-	if rs == nil {
-		return []ScannerResult{}
-	}
-	for i := range rs {
-		if rs[i].Data.Matches == nil {
-			out := append([]ScannerResult(nil), rs...)
-			r := PromptResult{ScannerResults: out}
-			r.Normalize()
-			return out
-		}
-	}
-	return rs
-}

@@ -32,13 +32,30 @@ func (t Timestamp) String() string {
 
 // MarshalJSON implements json.Marshaler.
 func (t Timestamp) MarshalJSON() ([]byte, error) {
+	return t.appendJSON(make([]byte, 0, len(timestampLayout)+2)), nil
+}
+
+// appendJSON appends t as MarshalJSON writes it. Every record carries
+// several timestamps, and AppendFormat interprets the layout on every call:
+// four-digit years are written directly instead, digit by digit.
+func (t Timestamp) appendJSON(b []byte) []byte {
 	if t.IsZero() {
-		return []byte(`""`), nil
+		return append(b, `""`...)
 	}
-	b := make([]byte, 0, len(timestampLayout)+2)
-	b = append(b, '"')
-	b = time.Time(t).UTC().AppendFormat(b, timestampLayout)
-	return append(b, '"'), nil
+	u := time.Time(t).UTC()
+	year, month, day := u.Date()
+	if year < 0 || year > 9999 {
+		b = append(b, '"')
+		b = u.AppendFormat(b, timestampLayout)
+		return append(b, '"')
+	}
+	hour, minute, sec := u.Clock()
+	ms := u.Nanosecond() / 1e6
+	return append(b, '"',
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+month/10), byte('0'+month%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z', '"')
 }
 
 // UnmarshalJSON implements json.Unmarshaler. It accepts any RFC 3339 time

@@ -319,23 +319,26 @@ func (s *Store) writeBatch(batch []*record) error {
 		orgIdx := tx.Bucket(bOrgIdx)
 		userIdx := tx.Bucket(bUserIdx)
 		expiry := tx.Bucket(bExpiry)
-		buckets := make(map[string]*bolt.Bucket)
+		// Index buckets and scanner sets repeat across a batch: each is
+		// looked up in bbolt once per batch, by the record's own strings,
+		// without building its name.
+		orgBuckets := make(map[string]*bolt.Bucket)
+		userBuckets := make(map[[2]string]*bolt.Bucket)
+		setsStored := make(map[string]bool)
 		index := func(parent *bolt.Bucket, name []byte) (*bolt.Bucket, error) {
-			if b, ok := buckets[string(name)]; ok {
-				return b, nil
-			}
 			b, err := parent.CreateBucketIfNotExists(name)
 			if err != nil {
 				return nil, err
 			}
 			b.FillPercent = indexFillPercent
-			buckets[string(name)] = b
 			return b, nil
 		}
+		// bbolt copies keys (not values), so keys are built in scratch.
+		var sk [8]byte
+		var ek []byte
 		for _, r := range batch {
-			id := []byte(r.id)
 			var seq uint64
-			if old := prompts.Get(id); old != nil {
+			if old := prompts.Get(r.key); old != nil {
 				if h, err := parseHeader(old); err == nil {
 					seq = h.seq
 					if err := unindex(tx, r.id, h); err != nil {
@@ -350,32 +353,45 @@ func (s *Store) writeBatch(batch []*record) error {
 				}
 			}
 			binary.BigEndian.PutUint64(r.value[offSeq:], seq)
-			if err := prompts.Put(id, r.value); err != nil {
+			if err := prompts.Put(r.key, r.value); err != nil {
 				return err
 			}
-			if r.scannerSetKey != nil && sets.Get(r.scannerSetKey) == nil {
-				if err := sets.Put(r.scannerSetKey, r.scannerSet); err != nil {
+			if r.scannerSetKey != nil && !setsStored[string(r.scannerSetKey)] {
+				if sets.Get(r.scannerSetKey) == nil {
+					if err := sets.Put(r.scannerSetKey, r.scannerSet); err != nil {
+						return err
+					}
+				}
+				setsStored[string(r.scannerSetKey)] = true
+			}
+			ob := orgBuckets[r.orgID]
+			if ob == nil {
+				var err error
+				if ob, err = index(orgIdx, orgIndexName(r.orgID)); err != nil {
 					return err
 				}
+				orgBuckets[r.orgID] = ob
 			}
-			ob, err := index(orgIdx, orgIndexName(r.orgID))
-			if err != nil {
-				return err
-			}
-			if err := ob.Put(seqKey(seq), id); err != nil {
+			binary.BigEndian.PutUint64(sk[:], seq)
+			if err := ob.Put(sk[:], r.key); err != nil {
 				return err
 			}
 			if r.userID != "" {
-				ub, err := index(userIdx, userIndexName(r.orgID, r.userID))
-				if err != nil {
-					return err
+				ub := userBuckets[[2]string{r.orgID, r.userID}]
+				if ub == nil {
+					var err error
+					if ub, err = index(userIdx, userIndexName(r.orgID, r.userID)); err != nil {
+						return err
+					}
+					userBuckets[[2]string{r.orgID, r.userID}] = ub
 				}
-				if err := ub.Put(seqKey(seq), id); err != nil {
+				if err := ub.Put(sk[:], r.key); err != nil {
 					return err
 				}
 			}
 			if !r.preserve {
-				if err := expiry.Put(expiryKey(r.ms, r.id), nil); err != nil {
+				ek = appendExpiryKey(ek[:0], r.ms, r.id)
+				if err := expiry.Put(ek, nil); err != nil {
 					return err
 				}
 			}

@@ -1,13 +1,15 @@
 // Package streamscreen screens a streamed model answer (SSE or NDJSON) while
 // it flows, without ever releasing text the scanners have not cleared.
 //
-// Every event is forwarded as soon as it is cleared, one write and one flush
-// per event, never coalesced. An event's text is cleared once the screened
-// answer extends at least HoldBack bytes past its end: a secret or banned
-// phrase up to HoldBack bytes long that is split across events is then
-// caught before any of its bytes leave. Events without text (role headers,
-// keep-alives) pass at once unless text is waiting before them, so the time
-// to first byte is the upstream's. On a block the client gets the provider's
+// Every event is forwarded as soon as it is cleared, one write per event.
+// Flushing is the caller's: the gateway flushes once it has used up an
+// upstream write, so the events that write completed leave together, as
+// they do through a reverse proxy that does not screen. An event's text is
+// cleared once the screened answer extends at least HoldBack bytes past its
+// end: a secret or banned phrase up to HoldBack bytes long that is split
+// across events is then caught before any of its bytes leave. Events
+// without text (role headers, keep-alives) pass at once unless text is
+// waiting before them, so the time to first byte is the upstream's. On a block the client gets the provider's
 // own streamed error event and the stream ends without the success
 // terminator; the HTTP status was already sent and cannot change.
 package streamscreen
@@ -39,7 +41,8 @@ type Options struct {
 	Stream format.Stream
 	// Screen screens answer text; nil passes everything (record only).
 	Screen Screen
-	// Emit writes one event to the client and flushes it.
+	// Emit writes one event to the client. Run flushes nothing: the caller
+	// flushes when it sees fit (before reading on, at the latest).
 	Emit func([]byte) error
 	// HoldBack is the window of text withheld; 0 means DefaultHoldBack.
 	HoldBack int
