@@ -35,9 +35,9 @@
 // operator's own configuration and reads like the instructions this
 // scanner looks for (Config.ScanSystem turns them on).
 //
-// Cost: one pass over the folded text that looks each feature's weight up
-// as it is found and keeps running sums, so every window (blocks and rule
-// neighbourhoods) is a difference of two sums; no allocation for a clean
+// Cost: one pass over the folded text that finds the features, and one
+// that turns their weights into running sums, so every window (blocks and
+// rule neighbourhoods) is a difference of two sums; no allocation for a clean
 // text (the buffers are pooled; see the benchmarks); allocations happen
 // only when something is detected or a payload is decoded.
 //
