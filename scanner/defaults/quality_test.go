@@ -207,7 +207,7 @@ func TestDefaultPIIQuality(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := stagePipeline(t, "pii")
-	allKinds, err := pii.New(pii.Config{})
+	allKinds, err := pii.New(pii.Config{Entities: []string{"all"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,8 +97,8 @@ func Kinds() []string { return slices.Clone(kindNames[:]) }
 // names a kind the scanner does not support.
 var ErrUnknownEntity = errors.New("pii: unknown entity kind")
 
-// Config configures the pii scanner. The zero value is usable: every
-// supported kind, US phone region, no score floor, no allow list.
+// Config configures the pii scanner. The zero value is usable:
+// DefaultEntities, US phone region, no score floor, no allow list.
 type Config struct {
 	// Entities lists the kinds to report, by Presidio name
 	// ("EMAIL_ADDRESS", "PHONE_NUMBER", ...; "LOCATION" is accepted for
