@@ -35,6 +35,12 @@ type metrics struct {
 	storeCommit     prometheus.Histogram
 	storeErrors     prometheus.Counter
 	storeRejected   prometheus.Counter
+
+	// The engine reports every scanner run and verdict-cache lookup, a
+	// dozen times per request: their children are resolved once, not
+	// hashed and looked up under the vector's lock on each call.
+	verdictHits, verdictMisses prometheus.Counter
+	scannerDurationByID        sync.Map // scanner ID -> prometheus.Observer
 }
 
 var (
@@ -123,6 +129,8 @@ func getMetrics() *metrics {
 				Help: "Requests refused with 503 because the record queue stayed full.",
 			}),
 		}
+		pwMetrics.verdictHits = pwMetrics.cacheHits.WithLabelValues("verdict")
+		pwMetrics.verdictMisses = pwMetrics.cacheMisses.WithLabelValues("verdict")
 	})
 	return pwMetrics
 }
@@ -259,10 +267,20 @@ func (rm *routeMetrics) observeResult(dir scanner.Direction, res *scanner.Result
 // pipelineObserver feeds the engine's hooks into the collectors.
 type pipelineObserver struct{ m *metrics }
 
-func (o pipelineObserver) CacheHit(string)  { o.m.cacheHits.WithLabelValues("verdict").Inc() }
-func (o pipelineObserver) CacheMiss(string) { o.m.cacheMisses.WithLabelValues("verdict").Inc() }
+func (o pipelineObserver) CacheHit(string)  { o.m.verdictHits.Inc() }
+func (o pipelineObserver) CacheMiss(string) { o.m.verdictMisses.Inc() }
 func (o pipelineObserver) ScannerDone(id string, d time.Duration, _ scanner.Outcome) {
-	o.m.scannerDuration.WithLabelValues(id).Observe(d.Seconds())
+	o.m.scannerDurationOf(id).Observe(d.Seconds())
+}
+
+// scannerDurationOf returns the duration histogram of one scanner. IDs come
+// from the configuration, so the map stays as small as the label set.
+func (m *metrics) scannerDurationOf(id string) prometheus.Observer {
+	if h, ok := m.scannerDurationByID.Load(id); ok {
+		return h.(prometheus.Observer)
+	}
+	h, _ := m.scannerDurationByID.LoadOrStore(id, m.scannerDuration.WithLabelValues(id))
+	return h.(prometheus.Observer)
 }
 
 // storeObserver feeds the store's hooks into the collectors.

@@ -340,7 +340,13 @@ func (p *Pipeline) ScreenDeferred(ctx context.Context, conv *Conversation, dir D
 // each message's Text (and its normalised views) and cache hashes are
 // computed once whatever the number of scanners.
 type run struct {
-	p     *Pipeline
+	p *Pipeline
+	// cache is the pipeline's verdict cache for input screenings and nil
+	// for answers: an answer is judged once in the output direction (the
+	// next request screens it as an input-side assistant turn, under
+	// another key), so storing its verdicts would only cost a write and
+	// evict history that will be asked for.
+	cache *VerdictCache
 	conv  *Conversation
 	dir   Direction
 	pass  int
@@ -373,6 +379,9 @@ func (p *Pipeline) run(ctx context.Context, conv *Conversation, dir Direction, p
 	}
 	res.Scanners = make([]ScannerResult, len(plan))
 	r := &run{p: p, conv: conv, dir: dir, pass: pass, group: &p.groups[dirIndex(dir)][pass]}
+	if dir == Input {
+		r.cache = p.cache
+	}
 
 	var asyncIdx []int
 	for k, si := range plan {
@@ -394,15 +403,15 @@ func (p *Pipeline) run(ctx context.Context, conv *Conversation, dir Direction, p
 		}
 		ms := &r.msgs[i]
 		ms.text.Original = m.Text
-		if p.cache != nil {
-			ms.key = p.cache.hashText(m.Text)
+		if r.cache != nil {
+			ms.key = r.cache.hashText(m.Text)
 			rd, ok := p.roleDir[roleDirKey{dir, m.Role}]
 			if !ok {
-				rd = p.cache.prefix(string(dir), string(m.Role))
+				rd = r.cache.prefix(string(dir), string(m.Role))
 			}
 			ms.roleDir = rd
 			if len(r.group.ids) > 0 {
-				if ms.hit = p.cache.getGroup(r.groupKey(ms)); ms.hit == nil {
+				if ms.hit = r.cache.getGroup(r.groupKey(ms)); ms.hit == nil {
 					ms.row = r.misses
 					r.misses++
 				}
@@ -572,7 +581,7 @@ func (r *run) scanStage(ctx context.Context, k int, st *stage, t *Target, sr *Sc
 func (r *run) verdict(ctx context.Context, k int, st *stage, i int, m *Message, t *Target) (f Finding, scanned bool, err error) {
 	p := r.p
 	ms := &r.msgs[i]
-	if p.cache != nil && r.group.slots[k] >= 0 {
+	if r.cache != nil && r.group.slots[k] >= 0 {
 		slot := r.group.slots[k]
 		if ms.hit != nil {
 			return ms.hit[slot], false, nil
@@ -590,12 +599,12 @@ func (r *run) verdict(ctx context.Context, k int, st *stage, i int, m *Message, 
 		}
 		return f, true, err
 	}
-	cached := p.cache != nil && st.cacheable
+	cached := r.cache != nil && st.cacheable
 	var key, check uint64
 	if cached {
 		key = combine(st.key.a, ms.roleDir.a, ms.key.a)
 		check = combine(st.key.b, ms.roleDir.b, ms.key.b)
-		if f, ok := p.cache.get(key, check); ok {
+		if f, ok := r.cache.get(key, check); ok {
 			p.obs.CacheHit(st.ID)
 			return f, false, nil
 		}
@@ -605,7 +614,7 @@ func (r *run) verdict(ctx context.Context, k int, st *stage, i int, m *Message, 
 	f, err = safeScan(ctx, st.sc, t)
 	t.Text = nil
 	if err == nil && cached {
-		p.cache.set(key, check, f)
+		r.cache.set(key, check, f)
 	}
 	return f, true, err
 }
@@ -625,7 +634,7 @@ func (r *run) storeGroups() {
 	for i := range r.msgs {
 		if ms := &r.msgs[i]; ms.hit == nil && ms.filled == n {
 			key, check := r.groupKey(ms)
-			r.p.cache.setGroup(key, check, r.fresh[ms.row*n:(ms.row+1)*n])
+			r.cache.setGroup(key, check, r.fresh[ms.row*n:(ms.row+1)*n])
 		}
 	}
 }

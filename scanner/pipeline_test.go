@@ -513,6 +513,7 @@ func TestVerdictCache(t *testing.T) {
 		name        string
 		sc          *testScanner
 		failOpen    bool
+		answer      bool // screen an answer (output direction) instead
 		wantRescans bool // the second identical screening calls Scan again
 	}{
 		{name: "clean verdict cached", sc: &testScanner{needle: "zzz"}},
@@ -520,6 +521,7 @@ func TestVerdictCache(t *testing.T) {
 		{name: "context-aware cached per stage", sc: &testScanner{needle: "bad", ctxAware: true}},
 		{name: "errors not cached", sc: &testScanner{err: errors.New("x")}, failOpen: true, wantRescans: true},
 		{name: "conversation-aware not cached", sc: &testScanner{needle: "bad", convAware: true}, wantRescans: true},
+		{name: "answers not cached", sc: &testScanner{needle: "bad"}, answer: true, wantRescans: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -528,12 +530,19 @@ func TestVerdictCache(t *testing.T) {
 			if tt.failOpen {
 				s.Setting.FailMode = FailOpen
 			}
+			if tt.answer {
+				s.Setting.Directions = []Direction{Output}
+			}
 			p := mustPipeline(t, []Stage{s}, Options{Cache: cache, ConfigVersion: tt.name, Observer: obs})
-			conv := userConv("a bad turn", "second turn")
-			first := p.Screen(context.Background(), conv, Input)
+			conv, dir := userConv("a bad turn", "second turn"), Input
+			if tt.answer {
+				conv.Messages = append(conv.Messages, Message{Role: RoleAssistant, Text: "a bad answer", Ref: "choices.0.message.content"})
+				dir = Output
+			}
+			first := p.Screen(context.Background(), conv, dir)
 			cache.Wait()
 			calls := tt.sc.calls.Load()
-			second := p.Screen(context.Background(), conv, Input)
+			second := p.Screen(context.Background(), conv, dir)
 			rescans := tt.sc.calls.Load() - calls
 			if tt.wantRescans != (rescans > 0) {
 				t.Fatalf("second screening called Scan %d times", rescans)
