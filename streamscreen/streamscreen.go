@@ -19,6 +19,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/promptwall/promptwall/format"
 	"github.com/promptwall/promptwall/scanner"
@@ -82,11 +83,28 @@ func Run(ctx context.Context, opts Options) (Outcome, error) {
 	if r.opts.HoldBack <= 0 {
 		r.opts.HoldBack = DefaultHoldBack
 	}
+	if b, ok := queuePool.Get().(*[]pending); ok {
+		r.queueBuf = *b
+		r.queue = r.queueBuf[:0]
+	}
 	err := r.run(ctx)
 	r.out.Answer = r.answer.String()
 	r.out.Redacted = r.redacted.String()
+	if cap(r.queueBuf) <= maxPooledQueue {
+		b := r.queueBuf[:cap(r.queueBuf)]
+		clear(b) // the events' bytes belong to this stream
+		queuePool.Put(&b)
+	}
 	return r.out, err
 }
+
+// queuePool recycles the pending-event queues of finished streams: a
+// stream of short deltas holds back a few dozen events, and growing that
+// queue from nothing cost more allocation than the rest of the stream.
+var queuePool sync.Pool
+
+// maxPooledQueue keeps an unusual stream's large queue out of the pool.
+const maxPooledQueue = 256
 
 type runner struct {
 	opts     Options
@@ -94,6 +112,10 @@ type runner struct {
 	answer   strings.Builder
 	redacted strings.Builder
 	queue    []pending
+	// queueBuf is queue's backing array from its start: release drops
+	// events from the front of queue, and push moves the rest back to the
+	// start instead of growing a new array for every few events.
+	queueBuf []pending
 	// released is the end, in the assembled answer, of the text already
 	// sent to the client.
 	released int
@@ -120,7 +142,7 @@ func (r *runner) run(ctx context.Context) error {
 		if ev.Delta != "" && start+len(ev.Delta) <= MaxAnswer {
 			r.answer.WriteString(ev.Delta)
 		}
-		r.queue = append(r.queue, pending{ev: ev, start: start, end: r.answer.Len()})
+		r.push(pending{ev: ev, start: start, end: r.answer.Len()})
 		if ev.Terminal || ev.Err != nil {
 			// The answer is complete: screen all of it before the
 			// terminator (or the provider's error) goes out.
@@ -319,6 +341,20 @@ func (r *runner) release(upTo int) error {
 	}
 	r.queue = r.queue[n:]
 	return nil
+}
+
+// push queues an event.
+func (r *runner) push(p pending) {
+	if len(r.queue) == cap(r.queue) && len(r.queue) < cap(r.queueBuf)/2 {
+		n := copy(r.queueBuf, r.queue)
+		clear(r.queueBuf[n:]) // released events' bytes
+		r.queue = r.queueBuf[:n]
+	}
+	full := len(r.queue) == cap(r.queue)
+	r.queue = append(r.queue, p)
+	if full { // append moved it to a new array
+		r.queueBuf = r.queue[:cap(r.queue)]
+	}
 }
 
 func (r *runner) emit(b []byte) error {
