@@ -411,7 +411,8 @@ func (p *Pipeline) run(ctx context.Context, conv *Conversation, dir Direction, p
 			}
 			ms.roleDir = rd
 			if len(r.group.ids) > 0 {
-				if ms.hit = r.cache.getGroup(r.groupKey(ms)); ms.hit == nil {
+				key, check := r.groupKey(ms)
+				if ms.hit = r.cache.getGroup(key, check, len(r.group.ids)); ms.hit == nil {
 					ms.row = r.misses
 					r.misses++
 				}

@@ -37,10 +37,30 @@ type VerdictCache struct {
 }
 
 // cachedVerdict is one stage's Finding, or a group's Findings by slot.
+// Most verdicts find nothing, and a Finding that is not Detected carries
+// nothing the pipeline reads: such entries are stored as clean, with no
+// Findings at all. That keeps the common entry free of heap objects the
+// garbage collector would trace on every cycle (a full cache is tens of
+// MB) and spares a copy per screened message.
 type cachedVerdict struct {
 	check uint64
+	clean bool
 	f     Finding
 	group []Finding
+}
+
+// cleanGroup backs the Findings returned for a clean group entry: all
+// zero, never written (callers copy a slot's Finding out of it).
+var cleanGroup [64]Finding
+
+// allClean says whether no Finding of fs is Detected.
+func allClean(fs []Finding) bool {
+	for i := range fs {
+		if fs[i].Detected {
+			return false
+		}
+	}
+	return true
 }
 
 // verdictOverhead approximates what one entry costs beyond its variable
@@ -134,23 +154,38 @@ func (vc *VerdictCache) get(key, check uint64) (Finding, bool) {
 	return v.f, true
 }
 
-// getGroup returns a group entry's Findings, nil on a miss.
-func (vc *VerdictCache) getGroup(key, check uint64) []Finding {
+// getGroup returns a group entry's n Findings, nil on a miss. The slice is
+// shared: callers read it and never write it.
+func (vc *VerdictCache) getGroup(key, check uint64, n int) []Finding {
 	v, ok := vc.c.Get(key)
 	if !ok || v.check != check {
 		return nil
+	}
+	if v.clean {
+		if n <= len(cleanGroup) {
+			return cleanGroup[:n]
+		}
+		return make([]Finding, n)
 	}
 	return v.group
 }
 
 // set stores f.
 func (vc *VerdictCache) set(key, check uint64, f Finding) {
+	if !f.Detected {
+		vc.c.Set(key, cachedVerdict{check: check, clean: true}, verdictOverhead)
+		return
+	}
 	cost := verdictOverhead + ownFinding(&f)
 	vc.c.Set(key, cachedVerdict{check: check, f: f}, cost)
 }
 
 // setGroup stores a copy of fs.
 func (vc *VerdictCache) setGroup(key, check uint64, fs []Finding) {
+	if allClean(fs) {
+		vc.c.Set(key, cachedVerdict{check: check, clean: true}, verdictOverhead)
+		return
+	}
 	fs = slices.Clone(fs)
 	cost := verdictOverhead
 	for i := range fs {
