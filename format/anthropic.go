@@ -43,7 +43,7 @@ func (anthropic) ParseRequest(body []byte) (*Request, error) {
 	if c.b[f[1].s] != '[' {
 		return nil, c.typeErr(f[1], "an array of messages")
 	}
-	for i, m := range elems(c.b, f[1]) {
+	for i, m := range c.elems(f[1]) {
 		mk := c.pushIndex(i)
 		var mf, mkk [2]span
 		if err := c.object(m, anthMsgKeys, mf[:], mkk[:]); err != nil {
@@ -81,7 +81,7 @@ func (c *collector) anthContent(role scanner.Role, v, k span) error {
 }
 
 func (c *collector) anthBlocks(role scanner.Role, v span) error {
-	for i, blk := range elems(c.b, v) {
+	for i, blk := range c.elems(v) {
 		mk := c.pushIndex(i)
 		if err := c.anthBlock(role, blk); err != nil {
 			return err
@@ -98,7 +98,7 @@ func (c *collector) anthBlock(role scanner.Role, blk span) error {
 	}
 	typ := ""
 	if !isNull(c.b, f[0]) && c.b[f[0].s] == '"' {
-		typ = string(strBytes(c.b, f[0]))
+		typ = string(c.unquote(f[0]))
 	}
 	if typ == "thinking" || typ == "redacted_thinking" {
 		return nil
@@ -131,7 +131,7 @@ func (c *collector) anthBlock(role scanner.Role, blk span) error {
 		if err := c.fields(v, anthSrcKeys, sf[:], sk[:]); err != nil {
 			return err
 		}
-		if !isNull(c.b, sf[0]) && c.b[sf[0].s] == '"' && string(strBytes(c.b, sf[0])) == "text" {
+		if !isNull(c.b, sf[0]) && c.b[sf[0].s] == '"' && string(c.unquote(sf[0])) == "text" {
 			if err := c.optText(role, sf[1], sk[1]); err != nil {
 				return err
 			}
@@ -263,29 +263,30 @@ func (anthropic) NewStream(r io.Reader) Stream {
 // interpretAnthropicEvent reads one Messages stream event: text, tool
 // input JSON and thinking deltas add text, message_stop ends the answer,
 // error is a provider error.
-func interpretAnthropicEvent(b []byte, top span, ev *Event, frags []fragment) []fragment {
+func interpretAnthropicEvent(d *doc, top span, ev *Event, frags []fragment) []fragment {
+	b := d.b
 	if b[top.s] != '{' {
 		return frags
 	}
-	switch strField(b, top, "type") {
+	switch strField(d, top, "type") {
 	case "content_block_delta":
-		d, ok := field(b, top, "delta")
+		delta, ok := field(d, top, "delta")
 		if !ok {
 			break
 		}
 		path := []byte("delta")
-		frags = addString(b, d, "text", path, frags)
-		frags = addString(b, d, "partial_json", path, frags)
-		frags = addString(b, d, "thinking", path, frags)
+		frags = addString(d, delta, "text", path, frags)
+		frags = addString(d, delta, "partial_json", path, frags)
+		frags = addString(d, delta, "thinking", path, frags)
 	case "message_stop":
 		ev.Terminal = true
 	case "error":
 		ev.Err = &Error{Status: 502, Code: "provider_error", Message: "the provider reported an error"}
-		if e, ok := field(b, top, "error"); ok {
-			if m := strField(b, e, "message"); m != "" {
+		if e, ok := field(d, top, "error"); ok {
+			if m := strField(d, e, "message"); m != "" {
 				ev.Err.Message = m
 			}
-			if t := strField(b, e, "type"); t != "" {
+			if t := strField(d, e, "type"); t != "" {
 				ev.Err.Code = t
 			}
 		}

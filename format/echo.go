@@ -63,12 +63,13 @@ func (s *echoState) observe(ev *Event) {
 		return
 	}
 	data := trimSpace(ev.data)
-	if validate(data) != nil {
+	d, err := parse(data, nil)
+	if err != nil {
 		return
 	}
 	var edits []Edit
-	walkStrings(data, root(data), nil, func(path []byte, v span) {
-		if to, ok := repl[string(strBytes(data, v))]; ok {
+	walkStrings(&d, d.root(), nil, func(path []byte, v span) {
+		if to, ok := repl[string(d.unquote(v))]; ok {
 			edits = append(edits, Edit{Ref: string(path), Text: to})
 		}
 	})
@@ -93,17 +94,17 @@ func (s *echoState) rewritten(ev *Event, text string) {
 }
 
 // walkStrings calls fn with the path of every string value under v.
-func walkStrings(b []byte, v span, path []byte, fn func(path []byte, v span)) {
-	switch b[v.s] {
+func walkStrings(d *doc, v span, path []byte, fn func(path []byte, v span)) {
+	switch d.b[v.s] {
 	case '"':
 		fn(path, v)
 	case '{':
-		for k, m := range members(b, v) {
-			walkStrings(b, m, appendKey(path, strBytes(b, k)), fn)
+		for k, m := range d.members(v) {
+			walkStrings(d, m, appendKey(path, d.unquote(k)), fn)
 		}
 	case '[':
-		for i, e := range elems(b, v) {
-			walkStrings(b, e, appendIndex(path, i), fn)
+		for i, e := range d.elems(v) {
+			walkStrings(d, e, appendIndex(path, i), fn)
 		}
 	}
 }

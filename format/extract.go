@@ -1,9 +1,9 @@
 package format
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/promptwall/promptwall/scanner"
 )
@@ -13,25 +13,24 @@ import (
 // single string at the end, so a request costs a handful of allocations
 // however many messages it holds.
 type collector struct {
-	b []byte
+	doc
 	// fold matches keys case-insensitively (Go encoding/json upstreams).
 	fold bool
 	// path is the location of the value being walked, in ref syntax.
 	path    []byte
 	sb      strings.Builder
-	msgs    []scanner.Message
 	offs    []textOffs
 	scratch []byte
 	// status is the HTTP status of shape errors: 400 for requests, 502
 	// for answers (a malformed answer is the upstream's fault).
 	status int
-	// The first path and offsets live in the collector itself: one
-	// allocation fewer each for the usual request.
-	pathBuf [128]byte
-	offsBuf [8]textOffs
 }
 
-type textOffs struct{ ts, te, rs, re int }
+// textOffs locates a text and its ref in the builder.
+type textOffs struct {
+	ts, te, rs, re int
+	role           scanner.Role
+}
 
 // minNumberLen is the shortest number literal screened as a text inside
 // tool arguments: shorter numbers (counts, limits, flags) cannot hold a
@@ -39,53 +38,79 @@ type textOffs struct{ ts, te, rs, re int }
 // small.
 const minNumberLen = 6
 
+// collectors recycles collectors with their buffers (the tape takes
+// several times the size of its document) across parses.
+var collectors = sync.Pool{New: func() any { return new(collector) }}
+
+// Collectors whose buffers grew past these bounds are left to the garbage
+// collector, so that one huge body does not pin its memory.
+const (
+	maxPooledTape    = 1 << 16
+	maxPooledScratch = 1 << 20
+)
+
 // begin validates body and prepares a collector on it. It returns the top
 // level value, which must be an object.
 func begin(body []byte, status int) (*collector, span, error) {
-	c := &collector{b: body, status: status}
-	if err := validate(body); err != nil {
+	c := collectors.Get().(*collector)
+	c.status = status
+	d, err := parse(body, c.tape)
+	if err != nil {
+		c.release()
 		what := "request body"
 		if status != 400 {
 			what = "answer"
 		}
 		return nil, span{}, &Error{Status: status, Code: "invalid_json", Message: fmt.Sprintf("%s is not valid JSON: %v", what, err)}
 	}
-	top := root(body)
+	c.doc = d
+	top := d.root()
 	if body[top.s] != '{' {
 		return nil, span{}, c.errf("body must be a JSON object, got %s", kindName(body, top))
 	}
 	// Texts and refs together are at most about the body's size; growing
 	// once up front avoids repeated copying.
 	c.sb.Grow(len(body) + 256)
-	c.path = c.pathBuf[:0]
-	c.msgs = make([]scanner.Message, 0, 8)
-	c.offs = c.offsBuf[:0]
 	return c, top, nil
 }
 
+// release returns the collector to the pool with its buffers; the caller
+// must not use it afterwards. The builder's string belongs to the results,
+// so the builder starts afresh.
+func (c *collector) release() {
+	if cap(c.tape) > maxPooledTape || cap(c.scratch) > maxPooledScratch {
+		return
+	}
+	*c = collector{doc: doc{tape: c.tape[:0]}, path: c.path[:0], offs: c.offs[:0], scratch: c.scratch[:0]}
+	collectors.Put(c)
+}
+
 // conversation finishes the walk: it slices every text and ref out of the
-// builder's one string.
+// builder's one string, and releases the collector.
 func (c *collector) conversation() scanner.Conversation {
 	s := c.sb.String()
+	msgs := make([]scanner.Message, len(c.offs))
 	for i, o := range c.offs {
-		c.msgs[i].Text = s[o.ts:o.te]
-		c.msgs[i].Ref = s[o.rs:o.re]
+		msgs[i] = scanner.Message{Role: o.role, Text: s[o.ts:o.te], Ref: s[o.rs:o.re]}
 	}
-	return scanner.Conversation{Messages: c.msgs}
+	c.release()
+	return scanner.Conversation{Messages: msgs}
 }
 
 // str copies the string value v into the builder and returns its offsets
 // there, resolved to a string by finish.
 func (c *collector) str(v span) (int, int) {
 	ts := c.sb.Len()
-	c.write(c.b[v.s+1 : v.e-1])
+	c.write(v)
 	return ts, c.sb.Len()
 }
 
-func (c *collector) write(raw []byte) {
-	// Most texts hold no escapes and are copied as they are (validate
+// write copies the decoded content of the string value v into the builder.
+func (c *collector) write(v span) {
+	raw := c.b[v.s+1 : v.e-1]
+	// Most texts hold no escapes and are copied as they are (parse
 	// already checked the UTF-8).
-	if bytes.IndexByte(raw, '\\') < 0 {
+	if !c.tape[v.t].esc {
 		c.sb.Write(raw)
 		return
 	}
@@ -98,7 +123,7 @@ func (c *collector) write(raw []byte) {
 func (c *collector) text(role scanner.Role, v span) {
 	ts := c.sb.Len()
 	if c.b[v.s] == '"' {
-		c.write(c.b[v.s+1 : v.e-1])
+		c.write(v)
 	} else {
 		c.sb.Write(c.b[v.s:v.e])
 	}
@@ -107,8 +132,7 @@ func (c *collector) text(role scanner.Role, v span) {
 		return
 	}
 	c.sb.Write(c.path)
-	c.msgs = append(c.msgs, scanner.Message{Role: role})
-	c.offs = append(c.offs, textOffs{ts, te, te, c.sb.Len()})
+	c.offs = append(c.offs, textOffs{ts, te, te, c.sb.Len(), role})
 }
 
 // optText records v if it is a string; absent and null are fine; any other
@@ -139,9 +163,9 @@ func (c *collector) leaves(role scanner.Role, v span) error {
 		}
 	case ch == '{':
 		var seen []span
-		for k, m := range members(c.b, v) {
+		for k, m := range c.members(v) {
 			for _, s := range seen {
-				if keyEqual(c.b, s, k) {
+				if keyEqual(&c.doc, s, k) {
 					mark := c.pushKey(k)
 					err := c.errf("duplicate key")
 					c.pop(mark)
@@ -157,7 +181,7 @@ func (c *collector) leaves(role scanner.Role, v span) error {
 			}
 		}
 	case ch == '[':
-		for i, e := range elems(c.b, v) {
+		for i, e := range c.elems(v) {
 			mark := c.pushIndex(i)
 			err := c.leaves(role, e)
 			c.pop(mark)
@@ -169,11 +193,11 @@ func (c *collector) leaves(role scanner.Role, v span) error {
 	return nil
 }
 
-func keyEqual(b []byte, x, y span) bool {
-	if string(b[x.s:x.e]) == string(b[y.s:y.e]) {
+func keyEqual(d *doc, x, y span) bool {
+	if string(d.b[x.s:x.e]) == string(d.b[y.s:y.e]) {
 		return true
 	}
-	return string(strBytes(b, x)) == string(strBytes(b, y))
+	return string(d.unquote(x)) == string(d.unquote(y))
 }
 
 // jsonString records a string that holds JSON (tool-call arguments). When
@@ -190,16 +214,19 @@ func (c *collector) jsonString(role scanner.Role, v, k span) error {
 	if c.b[v.s] != '"' {
 		return c.typeErr(v, "a string")
 	}
-	doc := strBytes(c.b, v)
-	if validate(doc) != nil {
+	// The inner document's tape goes after the outer one's, in the same
+	// storage: the outer nodes stay as they are.
+	n := len(c.tape)
+	inner, err := parse(c.unquote(v), c.tape[n:n])
+	if err != nil {
 		c.text(role, v)
 		return nil
 	}
-	outer := c.b
-	c.b = doc
+	outer := c.doc
+	c.doc = inner
 	c.path = append(c.path, '#')
-	err := c.leaves(role, root(doc))
-	c.b = outer
+	err = c.leaves(role, inner.root())
+	c.doc = outer
 	return err
 }
 
@@ -207,8 +234,8 @@ func (c *collector) jsonString(role scanner.Role, v, k span) error {
 // A key of interest that occurs twice is refused: the upstream parser would
 // read one and the screen might have read the other.
 func (c *collector) fields(obj span, ks *keyset, vals, keys []span) error {
-	for k, v := range members(c.b, obj) {
-		slot := ks.find(strBytes(c.b, k), c.fold)
+	for k, v := range c.members(obj) {
+		slot := ks.find(c.unquote(k), c.fold)
 		if slot < 0 {
 			continue
 		}
@@ -234,7 +261,7 @@ func (c *collector) object(v span, ks *keyset, vals, keys []span) error {
 
 func (c *collector) pushKey(k span) int {
 	mark := len(c.path)
-	c.path = appendKey(c.path, strBytes(c.b, k))
+	c.path = appendKey(c.path, c.unquote(k))
 	return mark
 }
 
@@ -295,7 +322,7 @@ func parseAnswerArray(body []byte, keys *keyset, name, want string, element func
 	if c.b[f[0].s] != '[' {
 		return nil, c.typeErr(f[0], want)
 	}
-	for i, el := range elems(c.b, f[0]) {
+	for i, el := range c.elems(f[0]) {
 		mk := c.pushIndex(i)
 		if err := element(c, el); err != nil {
 			return nil, err
@@ -374,13 +401,13 @@ func (c *collector) model(v, k span) (textOffs, error) {
 	return textOffs{ts: ts, te: te}, nil
 }
 
-// finish builds the Request.
+// finish builds the Request and releases the collector.
 func (c *collector) finish(model textOffs, stream bool) *Request {
-	conv := c.conversation()
-	req := &Request{Conversation: conv, Stream: stream}
+	req := &Request{Stream: stream}
 	if model.te > model.ts {
 		req.Model = c.sb.String()[model.ts:model.te]
 	}
+	req.Conversation = c.conversation()
 	return req
 }
 
@@ -397,7 +424,7 @@ func (c *collector) role(v, k span, required bool) ([]byte, error) {
 		defer c.pop(mark)
 		return nil, c.typeErr(v, "a string")
 	}
-	return strBytes(c.b, v), nil
+	return c.unquote(v), nil
 }
 
 // mapRole maps a provider role onto the engine's roles. An unknown role is

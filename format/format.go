@@ -209,18 +209,19 @@ func Detect(path string, body []byte) (Format, error) {
 // shapes that identify one format are accepted; a guess that picked the
 // wrong format would screen the wrong fields.
 func sniff(body []byte) Format {
-	if validate(body) != nil {
+	d, err := parse(body, nil)
+	if err != nil {
 		return nil
 	}
 	b := body
-	top := root(b)
+	top := d.root()
 	if b[top.s] != '{' {
 		return nil
 	}
 	var f [8]span
 	var k [8]span
 	ks := newKeys("contents", "messages", "system", "anthropic_version", "prompt", "input", "instructions", "max_tokens")
-	c := collector{b: b}
+	c := collector{doc: d}
 	if c.fields(top, ks, f[:], k[:]) != nil {
 		return nil
 	}
@@ -230,14 +231,14 @@ func sniff(body []byte) Format {
 	case f[1].ok():
 		// Anthropic is the chat shape with a top-level system prompt, an
 		// anthropic_version, or Anthropic-only content blocks.
-		if f[2].ok() || f[3].ok() || anthropicBlocks(b, f[1]) {
+		if f[2].ok() || f[3].ok() || anthropicBlocks(&d, f[1]) {
 			return anthropic{}
 		}
 		return openAIChat{}
 	case f[4].ok() && !f[5].ok():
 		return openAICompletions{}
 	case f[5].ok() && !f[4].ok():
-		if f[6].ok() || b[f[5].s] == '[' && hasObject(b, f[5]) {
+		if f[6].ok() || b[f[5].s] == '[' && hasObject(&d, f[5]) {
 			return openAIResponses{}
 		}
 		return openAIEmbeddings{}
@@ -245,8 +246,9 @@ func sniff(body []byte) Format {
 	return nil
 }
 
-func hasObject(b []byte, arr span) bool {
-	for _, e := range elems(b, arr) {
+func hasObject(d *doc, arr span) bool {
+	b := d.b
+	for _, e := range d.elems(arr) {
 		if b[e.s] == '{' {
 			return true
 		}
@@ -256,21 +258,22 @@ func hasObject(b []byte, arr span) bool {
 
 // anthropicBlocks reports whether any message carries a content block type
 // that only Anthropic uses.
-func anthropicBlocks(b []byte, msgs span) bool {
+func anthropicBlocks(d *doc, msgs span) bool {
+	b := d.b
 	if b[msgs.s] != '[' {
 		return false
 	}
-	for _, m := range elems(b, msgs) {
+	for _, m := range d.elems(msgs) {
 		if b[m.s] != '{' {
 			continue
 		}
-		c, ok := lookup(b, m, []segment{{key: "content", idx: segKey}})
+		c, ok := lookup(d, m, []segment{{key: "content", idx: segKey}})
 		if !ok || b[c.s] != '[' {
 			continue
 		}
-		for _, blk := range elems(b, c) {
-			if t, ok := lookup(b, blk, []segment{{key: "type", idx: segKey}}); ok && b[t.s] == '"' {
-				switch string(strBytes(b, t)) {
+		for _, blk := range d.elems(c) {
+			if t, ok := lookup(d, blk, []segment{{key: "type", idx: segKey}}); ok && b[t.s] == '"' {
+				switch string(d.unquote(t)) {
 				case "tool_use", "tool_result", "thinking", "document":
 					return true
 				}

@@ -514,3 +514,67 @@ func TestGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestStopIndex checks the word-at-a-time scan against a byte loop, for
+// every stop byte at every position of runs around the word sizes, with
+// plain bytes on either side that come close to the stop values.
+func TestStopIndex(t *testing.T) {
+	plain := []byte{' ', '!', '#', '[', ']', 'a', 0x7f, 0x80, 0xa2, 0xdc, 0xff}
+	stops := []byte{0, 0x1f, '"', '\\'}
+	for n := 0; n <= 40; n++ {
+		for _, p := range plain {
+			b := bytes.Repeat([]byte{p}, n)
+			if got := stopIndex(b, 0); got != n {
+				t.Fatalf("stopIndex(%d × %#x) = %d, want %d", n, p, got, n)
+			}
+			for pos := range n {
+				for _, s := range stops {
+					c := bytes.Clone(b)
+					c[pos] = s
+					for from := 0; from <= pos; from += 3 {
+						if got := stopIndex(c, from); got != pos {
+							t.Fatalf("stopIndex(%d × %#x with %#x at %d, from %d) = %d", n, p, s, pos, from, got)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestParseErrors pins the message and offset of each kind of syntax
+// error, which reach clients in 400 answers.
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{``, `unexpected end of JSON at byte 0`},
+		{`{`, `expected a string object key at byte 1`},
+		{`{"a"`, `expected ':' after object key at byte 4`},
+		{`{"a":}`, `invalid character '}' looking for a value at byte 5`},
+		{`{"a":1,}`, `expected a string object key at byte 7`},
+		{`{1:2}`, `expected a string object key at byte 1`},
+		{`[1 2]`, `invalid character '2' after a value at byte 3`},
+		{`"abc`, `unterminated string at byte 4`},
+		{`"a\x"`, `invalid escape at byte 2`},
+		{`"a\u12g4"`, `invalid \u escape at byte 2`},
+		{`"\u12`, `unterminated string at byte 1`},
+		{"\"a\x01\"", `control character in string at byte 2`},
+		{"\"\xff\"", `invalid UTF-8 at byte 1`},
+		{`01`, `unexpected data after the top-level value at byte 1`},
+		{`{} x`, `unexpected data after the top-level value at byte 3`},
+		{`-`, `invalid number at byte 0`},
+		{`1.`, `invalid number at byte 0`},
+		{`1e+`, `invalid number at byte 0`},
+		{`[-]`, `invalid number at byte 1`},
+		{`tru`, `invalid literal at byte 0`},
+		{strings.Repeat("[", maxDepth+1), fmt.Sprintf("nesting too deep at byte %d", maxDepth)},
+		{strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth), ""},
+	} {
+		got := ""
+		if err := validate([]byte(tc.in)); err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("validate(%.20q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

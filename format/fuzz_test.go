@@ -225,3 +225,30 @@ func fuzzStream(t *testing.T, s Stream) {
 		}
 	}
 }
+
+// FuzzUnquote holds string decoding to encoding/json: escapes, surrogate
+// pairs and unpaired surrogates decode the same, and a string's tape node
+// marks escapes exactly when its raw form holds a backslash.
+func FuzzUnquote(f *testing.F) {
+	for _, s := range []string{`""`, `"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u4e2d"`, `"\ud83d\ude00"`,
+		`"\ud800"`, `"\udc00\ud800x"`, `"\ud800\u0041"`, `"\ud800\ud800\udc00"`, `"héllo wörld 中文"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := parse(b, nil)
+		if err != nil || b[d.root().s] != '"' {
+			return
+		}
+		v := d.root()
+		var want string
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("encoding/json refuses %q: %v", b, err)
+		}
+		if got := string(d.unquote(v)); got != want {
+			t.Fatalf("unquote(%q) = %q, want %q", b, got, want)
+		}
+		if d.tape[v.t].esc != bytes.ContainsRune(b[v.s:v.e], '\\') {
+			t.Fatalf("esc = %v for %q", d.tape[v.t].esc, b)
+		}
+	})
+}

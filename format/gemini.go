@@ -61,7 +61,7 @@ func (g gemini) ParseRequest(body []byte) (*Request, error) {
 	if c.b[f[0].s] != '[' {
 		return nil, c.typeErr(f[0], "an array of contents")
 	}
-	for i, ct := range elems(c.b, f[0]) {
+	for i, ct := range c.elems(f[0]) {
 		mk := c.pushIndex(i)
 		if err := c.gemContent(ct, ""); err != nil {
 			return nil, err
@@ -97,7 +97,7 @@ func (c *collector) gemContent(v span, forced scanner.Role) error {
 	if c.b[f[1].s] != '[' {
 		return c.typeErr(f[1], "an array of parts")
 	}
-	for i, p := range elems(c.b, f[1]) {
+	for i, p := range c.elems(f[1]) {
 		mk := c.pushIndex(i)
 		if err := c.gemPart(p, role, forced != ""); err != nil {
 			return err
@@ -188,7 +188,7 @@ func (c *collector) gemCandidates(top span) error {
 	if c.b[f[0].s] != '[' {
 		return c.typeErr(f[0], "an array")
 	}
-	for i, cand := range elems(c.b, f[0]) {
+	for i, cand := range c.elems(f[0]) {
 		mk := c.pushIndex(i)
 		var cf, ck [1]span
 		if err := c.object(cand, gemCKeys, cf[:], ck[:]); err != nil {
@@ -279,36 +279,37 @@ func (gemini) NewStream(r io.Reader) Stream {
 // interpretGeminiChunk reads one GenerateContentResponse chunk: the text
 // of every candidate part adds to the answer, a finishReason ends it, an
 // error object is a provider error.
-func interpretGeminiChunk(b []byte, top span, ev *Event, frags []fragment) []fragment {
+func interpretGeminiChunk(d *doc, top span, ev *Event, frags []fragment) []fragment {
+	b := d.b
 	if b[top.s] != '{' {
 		return frags
 	}
-	if e, ok := field(b, top, "error"); ok && !isNull(b, e) {
-		ev.Err = providerError(b, e)
+	if e, ok := field(d, top, "error"); ok && !isNull(b, e) {
+		ev.Err = providerError(d, e)
 		return frags
 	}
-	cands, ok := field(b, top, "candidates")
+	cands, ok := field(d, top, "candidates")
 	if !ok || b[cands.s] != '[' {
 		return frags
 	}
-	for i, cand := range elems(b, cands) {
-		if fr, ok := field(b, cand, "finishReason"); ok && !isNull(b, fr) {
+	for i, cand := range d.elems(cands) {
+		if fr, ok := field(d, cand, "finishReason"); ok && !isNull(b, fr) {
 			ev.Terminal = true
 		}
-		content, ok := field(b, cand, "content")
+		content, ok := field(d, cand, "content")
 		if !ok {
 			continue
 		}
-		parts, ok := field(b, content, "parts")
+		parts, ok := field(d, content, "parts")
 		if !ok || b[parts.s] != '[' {
 			continue
 		}
-		for j, p := range elems(b, parts) {
+		for j, p := range d.elems(parts) {
 			path := appendIndex(appendKey(appendKey(appendIndex([]byte("candidates"), i), []byte("content")), []byte("parts")), j)
-			frags = addString(b, p, "text", path, frags)
-			if fc, ok := field(b, p, "functionCall"); ok {
-				if args, ok := field(b, fc, "args"); ok {
-					frags = addLeaves(b, args, appendKey(appendKey(path, []byte("functionCall")), []byte("args")), frags)
+			frags = addString(d, p, "text", path, frags)
+			if fc, ok := field(d, p, "functionCall"); ok {
+				if args, ok := field(d, fc, "args"); ok {
+					frags = addLeaves(d, args, appendKey(appendKey(path, []byte("functionCall")), []byte("args")), frags)
 				}
 			}
 		}

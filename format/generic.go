@@ -97,7 +97,7 @@ func (*generic) Name() string { return NameGeneric }
 
 func (g *generic) collect(c *collector, top span, paths [][]segment, role scanner.Role) error {
 	for _, segs := range paths {
-		err := match(c.b, top, segs, nil, func(path []byte, v span) error {
+		err := match(&c.doc, top, segs, nil, func(path []byte, v span) error {
 			c.path = append(c.path[:0], path...)
 			return c.leaves(role, v)
 		})
@@ -125,13 +125,13 @@ func (g *generic) ParseRequest(body []byte) (*Request, error) {
 	}
 	var model textOffs
 	if g.model != nil {
-		if v, ok := lookup(c.b, top, g.model); ok && c.b[v.s] == '"' {
+		if v, ok := lookup(&c.doc, top, g.model); ok && c.b[v.s] == '"' {
 			model.ts, model.te = c.str(v)
 		}
 	}
 	stream := false
 	if g.stream != nil {
-		if v, ok := lookup(c.b, top, g.stream); ok {
+		if v, ok := lookup(&c.doc, top, g.stream); ok {
 			stream = c.b[v.s] == 't'
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"iter"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -12,21 +13,43 @@ import (
 
 // This file is a small JSON toolkit over raw bytes. Parsing happens on every
 // request, so instead of decoding into maps (one allocation per value) the
-// body is validated once and then walked by byte offsets: a string value is
-// copied out only when it is a text to screen, and a rewrite splices new
-// string values into the original bytes, leaving everything else as the
-// client sent it.
+// body is validated once, recording where each value starts and ends, and
+// then walked by byte offsets: a string value is copied out only when it is
+// a text to screen, and a rewrite splices new string values into the
+// original bytes, leaving everything else as the client sent it.
 
 // maxDepth bounds nesting so that hostile bodies cannot exhaust the stack of
 // the recursive walkers. Real LLM payloads nest fewer than 20 levels; tool
 // arguments are the deepest part and stay far below this.
 const maxDepth = 512
 
-// span locates one JSON value in a document: b[s:e]. The zero span means the
-// value is absent (a present value always ends after byte 0).
-type span struct{ s, e int }
+// span locates one JSON value in a document: b[s:e], node t of the
+// document's tape. The zero span means the value is absent (a present
+// value always ends after byte 0).
+type span struct{ s, e, t int }
 
 func (v span) ok() bool { return v.e > 0 }
+
+// node is one value of a document's tape. Validation appends a node for
+// every value and object key in document order, so the walkers find where
+// a value ends, and where its next sibling starts, without scanning its
+// bytes again: a text nested five levels deep would otherwise be scanned
+// once per level, plus once by validation.
+type node struct {
+	s, e int
+	// next is the index of the node after this value and everything
+	// inside it: its next sibling, or the end of its container.
+	next int
+	// esc marks a string holding escapes, the only strings that need
+	// decoding.
+	esc bool
+}
+
+// doc is a document that validation accepted, with its tape.
+type doc struct {
+	b    []byte
+	tape []node
+}
 
 // syntaxError is the detail of a validation failure; callers wrap it in an
 // *Error with the status that fits their side (400 for requests).
@@ -47,13 +70,20 @@ var strStop = func() (t [256]bool) {
 	return t
 }()
 
-// validate checks that b holds exactly one JSON value (RFC 8259) with
-// optional surrounding whitespace, nested at most maxDepth deep, in valid
-// UTF-8. RFC 8259 requires UTF-8 between systems, the Python services
-// behind the big APIs refuse anything else, and Go's encoding/json would
-// silently turn bad bytes into U+FFFD: refusing them means the screen and
-// every upstream read the same text.
+// validate checks that b holds exactly one JSON value; see parse.
 func validate(b []byte) error {
+	_, err := parse(b, nil)
+	return err
+}
+
+// parse checks that b holds exactly one JSON value (RFC 8259) with
+// optional surrounding whitespace, nested at most maxDepth deep, in valid
+// UTF-8, and returns it with its tape, built in tape's storage. RFC 8259
+// requires UTF-8 between systems, the Python services behind the big APIs
+// refuse anything else, and Go's encoding/json would silently turn bad
+// bytes into U+FFFD: refusing them means the screen and every upstream
+// read the same text.
+func parse(b []byte, tape []node) (doc, error) {
 	if !utf8.Valid(b) {
 		i := 0
 		for i < len(b) {
@@ -63,44 +93,66 @@ func validate(b []byte) error {
 			}
 			i += n
 		}
-		return &syntaxError{i, "invalid UTF-8"}
+		return doc{}, &syntaxError{i, "invalid UTF-8"}
 	}
-	i, err := validValue(b, skipWS(b, 0), 0)
+	if cap(tape) == 0 {
+		// About one value per 16 bytes in LLM payloads: most of the
+		// bytes are prose.
+		tape = make([]node, 0, len(b)/16+1)
+	}
+	p := parser{b: b, tape: tape[:0]}
+	i, err := p.value(skipWS(b, 0), 0)
 	if err != nil {
-		return err
+		return doc{}, err
 	}
 	if i = skipWS(b, i); i != len(b) {
-		return &syntaxError{i, "unexpected data after the top-level value"}
+		return doc{}, &syntaxError{i, "unexpected data after the top-level value"}
 	}
-	return nil
+	return doc{b, p.tape}, nil
 }
 
-func validValue(b []byte, i, depth int) (int, error) {
+type parser struct {
+	b    []byte
+	tape []node
+}
+
+func (p *parser) value(i, depth int) (int, error) {
+	b := p.b
 	if i >= len(b) {
 		return i, &syntaxError{i, "unexpected end of JSON"}
 	}
+	var e int
+	var err error
 	switch c := b[i]; {
 	case c == '{' || c == '[':
 		if depth >= maxDepth {
 			return i, &syntaxError{i, "nesting too deep"}
 		}
-		return validContainer(b, i, depth+1)
+		return p.container(i, depth+1)
 	case c == '"':
-		return validString(b, i)
+		return p.str(i)
 	case c == '-' || (c >= '0' && c <= '9'):
-		return validNumber(b, i)
+		e, err = validNumber(b, i)
 	case c == 't':
-		return validLiteral(b, i, "true")
+		e, err = validLiteral(b, i, "true")
 	case c == 'f':
-		return validLiteral(b, i, "false")
+		e, err = validLiteral(b, i, "false")
 	case c == 'n':
-		return validLiteral(b, i, "null")
+		e, err = validLiteral(b, i, "null")
 	default:
 		return i, &syntaxError{i, fmt.Sprintf("invalid character %q looking for a value", c)}
 	}
+	if err != nil {
+		return e, err
+	}
+	p.tape = append(p.tape, node{s: i, e: e, next: len(p.tape) + 1})
+	return e, nil
 }
 
-func validContainer(b []byte, i, depth int) (int, error) {
+func (p *parser) container(i, depth int) (int, error) {
+	b := p.b
+	t := len(p.tape)
+	p.tape = append(p.tape, node{s: i})
 	obj := b[i] == '{'
 	closer := byte(']')
 	if obj {
@@ -108,6 +160,7 @@ func validContainer(b []byte, i, depth int) (int, error) {
 	}
 	i = skipWS(b, i+1)
 	if i < len(b) && b[i] == closer {
+		p.tape[t].e, p.tape[t].next = i+1, t+1
 		return i + 1, nil
 	}
 	for {
@@ -116,7 +169,7 @@ func validContainer(b []byte, i, depth int) (int, error) {
 			if i >= len(b) || b[i] != '"' {
 				return i, &syntaxError{i, "expected a string object key"}
 			}
-			if i, err = validString(b, i); err != nil {
+			if i, err = p.str(i); err != nil {
 				return i, err
 			}
 			if i = skipWS(b, i); i >= len(b) || b[i] != ':' {
@@ -124,7 +177,13 @@ func validContainer(b []byte, i, depth int) (int, error) {
 			}
 			i = skipWS(b, i+1)
 		}
-		if i, err = validValue(b, i, depth); err != nil {
+		// Most member values are strings: one call fewer for them.
+		if i < len(b) && b[i] == '"' {
+			i, err = p.str(i)
+		} else {
+			i, err = p.value(i, depth)
+		}
+		if err != nil {
 			return i, err
 		}
 		if i = skipWS(b, i); i >= len(b) {
@@ -134,6 +193,7 @@ func validContainer(b []byte, i, depth int) (int, error) {
 		case ',':
 			i = skipWS(b, i+1)
 		case closer:
+			p.tape[t].e, p.tape[t].next = i+1, len(p.tape)
 			return i + 1, nil
 		default:
 			return i, &syntaxError{i, fmt.Sprintf("invalid character %q after a value", b[i])}
@@ -148,36 +208,59 @@ const (
 	msb = 0x8080808080808080
 )
 
-// plainWord reports whether none of the eight bytes of x is a strStop byte:
-// a byte below 0x20, a quote or a backslash. Each test flags the high bit
-// of a matching byte; a borrow can only add flags above a real match, so
-// "none flagged" is exact.
-func plainWord(x uint64) bool {
-	ctl := (x - lsb*0x20) &^ x
+// stopBits flags the high bit of every strStop byte among the eight bytes
+// of x (little-endian: byte 0 is the lowest). Each subtraction sets the
+// high bit of a byte below its bound (0x20, or 1 after the XOR that zeroes
+// a quote or backslash) and of bytes from 0x80 up; those share their high
+// bit with x, so one mask drops them for all three tests. A borrow can
+// only flag bytes above a real match, so the lowest flag is exact.
+func stopBits(x uint64) uint64 {
 	q := x ^ (lsb * '"')
 	bs := x ^ (lsb * '\\')
-	return (ctl|((q-lsb)&^q)|((bs-lsb)&^bs))&msb == 0
+	return ((x - lsb*0x20) | (q - lsb) | (bs - lsb)) &^ x & msb
 }
 
-func validString(b []byte, i int) (int, error) {
+// stopIndex returns the offset of the first strStop byte of b at or after
+// i, or len(b). Prompts are long runs of plain text: it skips them a word
+// at a time (parse checked the UTF-8 beforehand, so bytes >= 0x80 are
+// plain here). It is a function of its own so that the loop keeps its
+// few variables in registers, and it walks a shrinking slice because
+// that compiles to fewer bounds checks than indexing.
+func stopIndex(b []byte, i int) int {
+	rest := b[i:]
+	for len(rest) >= 16 {
+		m0 := stopBits(binary.LittleEndian.Uint64(rest))
+		m1 := stopBits(binary.LittleEndian.Uint64(rest[8:]))
+		if m0|m1 != 0 {
+			if m0 != 0 {
+				return len(b) - len(rest) + bits.TrailingZeros64(m0)>>3
+			}
+			return len(b) - len(rest) + 8 + bits.TrailingZeros64(m1)>>3
+		}
+		rest = rest[16:]
+	}
+	for len(rest) > 0 && !strStop[rest[0]] {
+		rest = rest[1:]
+	}
+	return len(b) - len(rest)
+}
+
+// str validates the string starting at b[i] == '"' and records it.
+func (p *parser) str(i int) (int, error) {
+	b := p.b
+	s := i
+	esc := false
 	i++
 	for {
-		// Prompts are long runs of plain text: skip them a word at a time
-		// (validate checked the UTF-8 beforehand, so bytes >= 0x80 are
-		// plain here).
-		for i+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
-		for i < len(b) && !strStop[b[i]] {
-			i++
-		}
-		if i >= len(b) {
+		if i = stopIndex(b, i); i >= len(b) {
 			return i, &syntaxError{i, "unterminated string"}
 		}
 		switch b[i] {
 		case '"':
+			p.tape = append(p.tape, node{s: s, e: i + 1, next: len(p.tape) + 1, esc: esc})
 			return i + 1, nil
 		case '\\':
+			esc = true
 			if i+1 >= len(b) {
 				return i, &syntaxError{i, "unterminated string"}
 			}
@@ -208,22 +291,17 @@ func validNumber(b []byte, i int) (int, error) {
 	if b[i] == '-' {
 		i++
 	}
-	digits := func() bool {
-		n := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i > n
-	}
 	switch {
 	case i < len(b) && b[i] == '0':
 		i++
-	case !digits():
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i+1)
+	default:
 		return i, &syntaxError{start, "invalid number"}
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		if !digits() {
+		n := i + 1
+		if i = digits(b, n); i == n {
 			return i, &syntaxError{start, "invalid number"}
 		}
 	}
@@ -232,11 +310,20 @@ func validNumber(b []byte, i int) (int, error) {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if !digits() {
+		n := i
+		if i = digits(b, n); i == n {
 			return i, &syntaxError{start, "invalid number"}
 		}
 	}
 	return i, nil
+}
+
+// digits returns the offset after the run of digits starting at b[i].
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func validLiteral(b []byte, i int, lit string) (int, error) {
@@ -267,16 +354,12 @@ func hexVal(c byte) int {
 	return -1
 }
 
-// The walkers below assume a document that validate accepted.
+// The walkers below assume a document that parse accepted.
 
 func skipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
+	// Most bodies are compact: one comparison settles the usual case.
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
 	return i
 }
@@ -303,98 +386,37 @@ func skipStr(b []byte, i int) int {
 	}
 }
 
-// skip returns the offset after the value starting at b[i].
-func skip(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipStr(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipStr(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	default:
-		for i < len(b) {
-			switch b[i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
-			}
-			i++
-		}
-		return i
-	}
-}
-
-// root returns the span of the top-level value. validate accepted nothing
-// but whitespace around it, so it ends where the trailing whitespace
-// begins: no need to walk the whole document to find its end.
-func root(b []byte) span {
-	e := len(b)
-	for e > 0 {
-		switch b[e-1] {
-		case ' ', '\t', '\n', '\r':
-			e--
-			continue
-		}
-		break
-	}
-	return span{skipWS(b, 0), e}
+// root returns the top-level value.
+func (d *doc) root() span {
+	n := d.tape[0]
+	return span{n.s, n.e, 0}
 }
 
 // members yields the key (with its quotes) and the value of each member of
 // the object v, in document order.
-func members(b []byte, v span) iter.Seq2[span, span] {
+func (d *doc) members(v span) iter.Seq2[span, span] {
 	return func(yield func(span, span) bool) {
-		i := skipWS(b, v.s+1)
-		if b[i] == '}' {
-			return
-		}
-		for {
-			ke := skipStr(b, i)
-			k := span{i, ke}
-			i = skipWS(b, skipWS(b, ke)+1)
-			ve := skip(b, i)
-			if !yield(k, span{i, ve}) {
+		tape := d.tape
+		for t, end := v.t+1, tape[v.t].next; t < end; {
+			k, m := tape[t], tape[t+1]
+			if !yield(span{k.s, k.e, t}, span{m.s, m.e, t + 1}) {
 				return
 			}
-			i = skipWS(b, ve)
-			if b[i] == '}' {
-				return
-			}
-			i = skipWS(b, i+1)
+			t = m.next
 		}
 	}
 }
 
 // elems yields the index and value of each element of the array v.
-func elems(b []byte, v span) iter.Seq2[int, span] {
+func (d *doc) elems(v span) iter.Seq2[int, span] {
 	return func(yield func(int, span) bool) {
-		i := skipWS(b, v.s+1)
-		if b[i] == ']' {
-			return
-		}
-		for n := 0; ; n++ {
-			e := skip(b, i)
-			if !yield(n, span{i, e}) {
+		tape := d.tape
+		for i, t, end := 0, v.t+1, tape[v.t].next; t < end; i++ {
+			e := tape[t]
+			if !yield(i, span{e.s, e.e, t}) {
 				return
 			}
-			i = skipWS(b, e)
-			if b[i] == ']' {
-				return
-			}
-			i = skipWS(b, i+1)
+			t = e.next
 		}
 	}
 }
@@ -418,41 +440,28 @@ func kindName(b []byte, v span) string {
 
 func isNull(b []byte, v span) bool { return !v.ok() || b[v.s] == 'n' }
 
-// strBytes returns the decoded content of the string value v. It aliases b
-// when the string holds no escapes (the common case) and allocates
-// otherwise; the result must not be modified.
-func strBytes(b []byte, v span) []byte {
-	raw := b[v.s+1 : v.e-1]
-	if bytes.IndexByte(raw, '\\') < 0 {
+// unquote returns the decoded content of the string value v. It aliases the
+// document when the string holds no escapes (the common case) and
+// allocates otherwise; the result must not be modified.
+func (d *doc) unquote(v span) []byte {
+	raw := d.b[v.s+1 : v.e-1]
+	if !d.tape[v.t].esc {
 		return raw
 	}
 	return appendUnescape(nil, raw)
 }
 
-// appendUnescape appends the decoded form of raw, the content of a valid
-// JSON string without its quotes. Unpaired surrogates (and invalid UTF-8,
-// which validate refuses anyway) become U+FFFD, as in encoding/json.
+// appendUnescape appends the decoded form of raw, the content of a string
+// in a document parse accepted (so valid UTF-8) without its quotes.
+// Unpaired surrogates become U+FFFD, as in encoding/json.
 func appendUnescape(dst, raw []byte) []byte {
-	for len(raw) > 0 {
-		i := 0
-		for i < len(raw) && raw[i] != '\\' && raw[i] < utf8.RuneSelf {
-			i++
+	for {
+		i := bytes.IndexByte(raw, '\\')
+		if i < 0 {
+			return append(dst, raw...)
 		}
 		dst = append(dst, raw[:i]...)
 		raw = raw[i:]
-		if len(raw) == 0 {
-			break
-		}
-		if raw[0] >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(raw)
-			if r == utf8.RuneError && size == 1 {
-				dst = utf8.AppendRune(dst, utf8.RuneError)
-			} else {
-				dst = append(dst, raw[:size]...)
-			}
-			raw = raw[size:]
-			continue
-		}
 		c := raw[1]
 		raw = raw[2:]
 		switch c {
@@ -486,7 +495,6 @@ func appendUnescape(dst, raw []byte) []byte {
 			dst = append(dst, c)
 		}
 	}
-	return dst
 }
 
 func hex4(b []byte) rune {

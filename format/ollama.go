@@ -45,7 +45,7 @@ func (ollamaChat) ParseRequest(body []byte) (*Request, error) {
 	if c.b[f[1].s] != '[' {
 		return nil, c.typeErr(f[1], "an array of messages")
 	}
-	for i, m := range elems(c.b, f[1]) {
+	for i, m := range c.elems(f[1]) {
 		mk := c.pushIndex(i)
 		if err := c.ollamaMessage(m, ""); err != nil {
 			return nil, err
@@ -80,7 +80,7 @@ func (c *collector) ollamaMessage(m span, forced scanner.Role) error {
 		if c.b[v.s] != '[' {
 			return c.typeErr(v, "an array of tool calls")
 		}
-		for i, tc := range elems(c.b, v) {
+		for i, tc := range c.elems(v) {
 			mk := c.pushIndex(i)
 			var tf, tk [1]span
 			if err := c.object(tc, olFuncKeys, tf[:], tk[:]); err != nil {
@@ -281,34 +281,35 @@ func newOllamaStream(r io.Reader) Stream {
 	}
 }
 
-func interpretOllamaLine(b []byte, top span, ev *Event, frags []fragment) []fragment {
+func interpretOllamaLine(d *doc, top span, ev *Event, frags []fragment) []fragment {
+	b := d.b
 	if b[top.s] != '{' {
 		return frags
 	}
 	// The decoder reads the upstream's own output, whose keys are
 	// lowercase; no folding is needed here.
-	if e, ok := field(b, top, "error"); ok && !isNull(b, e) {
-		ev.Err = providerError(b, e)
+	if e, ok := field(d, top, "error"); ok && !isNull(b, e) {
+		ev.Err = providerError(d, e)
 		return frags
 	}
-	frags = addString(b, top, "response", nil, frags)
-	frags = addString(b, top, "thinking", nil, frags)
-	if m, ok := field(b, top, "message"); ok {
+	frags = addString(d, top, "response", nil, frags)
+	frags = addString(d, top, "thinking", nil, frags)
+	if m, ok := field(d, top, "message"); ok {
 		path := []byte("message")
-		frags = addString(b, m, "content", path, frags)
-		frags = addString(b, m, "thinking", path, frags)
-		if tcs, ok := field(b, m, "tool_calls"); ok && b[tcs.s] == '[' {
-			for i, tc := range elems(b, tcs) {
-				if fn, ok := field(b, tc, "function"); ok {
-					if args, ok := field(b, fn, "arguments"); ok {
+		frags = addString(d, m, "content", path, frags)
+		frags = addString(d, m, "thinking", path, frags)
+		if tcs, ok := field(d, m, "tool_calls"); ok && b[tcs.s] == '[' {
+			for i, tc := range d.elems(tcs) {
+				if fn, ok := field(d, tc, "function"); ok {
+					if args, ok := field(d, fn, "arguments"); ok {
 						p := appendKey(appendKey(appendIndex([]byte("message.tool_calls"), i), []byte("function")), []byte("arguments"))
-						frags = addLeaves(b, args, p, frags)
+						frags = addLeaves(d, args, p, frags)
 					}
 				}
 			}
 		}
 	}
-	if d, ok := field(b, top, "done"); ok && b[d.s] == 't' {
+	if d, ok := field(d, top, "done"); ok && b[d.s] == 't' {
 		ev.Terminal = true
 	}
 	return frags

@@ -66,7 +66,7 @@ func (c *collector) chatMessages(v, k span) error {
 	if c.b[v.s] != '[' {
 		return c.typeErr(v, "an array of messages")
 	}
-	for i, m := range elems(c.b, v) {
+	for i, m := range c.elems(v) {
 		mk := c.pushIndex(i)
 		if err := c.chatMessage(m, "", true); err != nil {
 			return err
@@ -99,7 +99,7 @@ func (c *collector) chatMessage(m span, forced scanner.Role, needRole bool) erro
 		if c.b[v.s] != '[' {
 			return c.typeErr(v, "an array of tool calls")
 		}
-		for i, tc := range elems(c.b, v) {
+		for i, tc := range c.elems(v) {
 			mk := c.pushIndex(i)
 			var tf, tk [2]span
 			if err := c.object(tc, toolCallKeys, tf[:], tk[:]); err != nil {
@@ -181,7 +181,7 @@ func (c *collector) chatContent(role scanner.Role, v, k span) error {
 // any part, whatever its declared type, so that an unusual type cannot
 // carry text past the screen.
 func (c *collector) parts(role scanner.Role, v span) error {
-	for i, p := range elems(c.b, v) {
+	for i, p := range c.elems(v) {
 		mk := c.pushIndex(i)
 		var f, k [2]span
 		if err := c.object(p, partKeys, f[:], k[:]); err != nil {
@@ -314,14 +314,15 @@ func openAIStreamBlock(code, message string) []byte {
 // interpretChatChunk reads a chat.completion.chunk (or a legacy
 // text_completion chunk): choices[].delta.content, .refusal, tool call and
 // function call argument fragments, and choices[].text.
-func interpretChatChunk(b []byte, top span, ev *Event, frags []fragment) []fragment {
+func interpretChatChunk(d *doc, top span, ev *Event, frags []fragment) []fragment {
+	b := d.b
 	if b[top.s] != '{' {
 		return frags
 	}
 	var tf [2]span
-	lookupKeys(b, top, chunkKeys, tf[:])
+	lookupKeys(d, top, chunkKeys, tf[:])
 	if e := tf[0]; e.ok() && !isNull(b, e) {
-		ev.Err = providerError(b, e)
+		ev.Err = providerError(d, e)
 		return frags
 	}
 	choices := tf[1]
@@ -330,28 +331,28 @@ func interpretChatChunk(b []byte, top span, ev *Event, frags []fragment) []fragm
 	}
 	// Paths are built on the stack: only the refs of found texts are kept.
 	var pathBuf, subBuf [64]byte
-	for i, ch := range elems(b, choices) {
+	for i, ch := range d.elems(choices) {
 		path := appendIndex(append(pathBuf[:0], "choices"...), i)
 		var cf [2]span
-		lookupKeys(b, ch, chunkChoiceKeys, cf[:])
-		frags = addValue(b, cf[0], "text", path, frags)
+		lookupKeys(d, ch, chunkChoiceKeys, cf[:])
+		frags = addValue(d, cf[0], "text", path, frags)
 		delta := cf[1]
 		if !delta.ok() {
 			continue
 		}
 		path = appendKey(path, []byte("delta"))
 		var df [4]span
-		lookupKeys(b, delta, chunkDeltaKeys, df[:])
-		frags = addValue(b, df[0], "content", path, frags)
-		frags = addValue(b, df[1], "refusal", path, frags)
+		lookupKeys(d, delta, chunkDeltaKeys, df[:])
+		frags = addValue(d, df[0], "content", path, frags)
+		frags = addValue(d, df[1], "refusal", path, frags)
 		if fc := df[2]; fc.ok() {
-			frags = addString(b, fc, "arguments", appendKey(append(subBuf[:0], path...), []byte("function_call")), frags)
+			frags = addString(d, fc, "arguments", appendKey(append(subBuf[:0], path...), []byte("function_call")), frags)
 		}
 		if tcs := df[3]; tcs.ok() && b[tcs.s] == '[' {
-			for j, tc := range elems(b, tcs) {
+			for j, tc := range d.elems(tcs) {
 				p := appendIndex(appendKey(append(subBuf[:0], path...), []byte("tool_calls")), j)
-				if fn, ok := field(b, tc, "function"); ok {
-					frags = addString(b, fn, "arguments", appendKey(p, []byte("function")), frags)
+				if fn, ok := field(d, tc, "function"); ok {
+					frags = addString(d, fn, "arguments", appendKey(p, []byte("function")), frags)
 				}
 			}
 		}
@@ -367,20 +368,21 @@ var (
 )
 
 // providerError reads an OpenAI-style error object (or string).
-func providerError(b []byte, e span) *Error {
+func providerError(d *doc, e span) *Error {
+	b := d.b
 	pe := &Error{Status: 502, Code: "provider_error", Message: "the provider reported an error"}
 	switch b[e.s] {
 	case '"':
-		pe.Message = string(strBytes(b, e))
+		pe.Message = string(d.unquote(e))
 	case '{':
-		if m := strField(b, e, "message"); m != "" {
+		if m := strField(d, e, "message"); m != "" {
 			pe.Message = m
 		}
-		if t := strField(b, e, "code"); t != "" {
+		if t := strField(d, e, "code"); t != "" {
 			pe.Code = t
-		} else if t := strField(b, e, "type"); t != "" {
+		} else if t := strField(d, e, "type"); t != "" {
 			pe.Code = t
-		} else if t := strField(b, e, "status"); t != "" {
+		} else if t := strField(d, e, "status"); t != "" {
 			pe.Code = t
 		}
 	}

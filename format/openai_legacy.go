@@ -51,7 +51,7 @@ func (c *collector) textOrStrings(v, k span) error {
 		c.text(scanner.RoleUser, v)
 		return nil
 	case '[':
-		for i, e := range elems(c.b, v) {
+		for i, e := range c.elems(v) {
 			mk := c.pushIndex(i)
 			switch ch := c.b[e.s]; {
 			case ch == '"':
@@ -167,9 +167,11 @@ func (openAIEmbeddings) RewriteRequest(body []byte, edits []Edit) ([]byte, error
 }
 
 func (openAIEmbeddings) ParseResponse(body []byte) (*scanner.Conversation, error) {
-	if _, _, err := begin(body, 502); err != nil {
+	c, _, err := begin(body, 502)
+	if err != nil {
 		return nil, err
 	}
+	c.release()
 	return &scanner.Conversation{}, nil
 }
 

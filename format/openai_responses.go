@@ -45,7 +45,7 @@ func (openAIResponses) ParseRequest(body []byte) (*Request, error) {
 		case '"':
 			c.text(scanner.RoleUser, v)
 		case '[':
-			for i, it := range elems(c.b, v) {
+			for i, it := range c.elems(v) {
 				mk := c.pushIndex(i)
 				if err := c.responseItem(it, ""); err != nil {
 					return nil, err
@@ -68,7 +68,7 @@ func (openAIResponses) ParseRequest(body []byte) (*Request, error) {
 			if c.b[vars.s] != '{' {
 				return nil, c.typeErr(vars, "an object")
 			}
-			for vk, vv := range members(c.b, vars) {
+			for vk, vv := range c.members(vars) {
 				mm := c.pushKey(vk)
 				switch c.b[vv.s] {
 				case '"':
@@ -101,7 +101,7 @@ func (c *collector) responseItem(it span, forced scanner.Role) error {
 	}
 	typ := ""
 	if v := f[0]; !isNull(c.b, v) && c.b[v.s] == '"' {
-		typ = string(strBytes(c.b, v))
+		typ = string(c.unquote(v))
 	}
 	pick := func(r scanner.Role) scanner.Role {
 		if forced != "" {
@@ -278,24 +278,25 @@ func responsesStreamBlock(code, message string) []byte {
 // interpretResponseEvent reads one Responses stream event: the *.delta
 // events add text, response.completed and response.incomplete end the
 // answer, error and response.failed are provider errors.
-func interpretResponseEvent(b []byte, top span, ev *Event, frags []fragment) []fragment {
+func interpretResponseEvent(d *doc, top span, ev *Event, frags []fragment) []fragment {
+	b := d.b
 	if b[top.s] != '{' {
 		return frags
 	}
-	switch typ := strField(b, top, "type"); typ {
+	switch typ := strField(d, top, "type"); typ {
 	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta",
 		"response.custom_tool_call_input.delta", "response.reasoning_summary_text.delta", "response.mcp_call_arguments.delta":
-		frags = addString(b, top, "delta", nil, frags)
-		ev.echoKey = typ[:len(typ)-len(".delta")] + "/" + strField(b, top, "item_id") + "/" + rawField(b, top, "content_index") + "/" + rawField(b, top, "summary_index")
+		frags = addString(d, top, "delta", nil, frags)
+		ev.echoKey = typ[:len(typ)-len(".delta")] + "/" + strField(d, top, "item_id") + "/" + rawField(d, top, "content_index") + "/" + rawField(d, top, "summary_index")
 	case "response.completed", "response.incomplete":
 		ev.Terminal = true
 	case "error":
-		ev.Err = providerError(b, top)
+		ev.Err = providerError(d, top)
 	case "response.failed":
 		ev.Err = &Error{Status: 502, Code: "provider_error", Message: "the provider reported an error"}
-		if r, ok := field(b, top, "response"); ok {
-			if e, ok := field(b, r, "error"); ok && !isNull(b, e) {
-				ev.Err = providerError(b, e)
+		if r, ok := field(d, top, "response"); ok {
+			if e, ok := field(d, r, "error"); ok && !isNull(b, e) {
+				ev.Err = providerError(d, e)
 			}
 		}
 	}
@@ -303,8 +304,9 @@ func interpretResponseEvent(b []byte, top span, ev *Event, frags []fragment) []f
 }
 
 // rawField returns the raw JSON of a scalar field, "" if absent.
-func rawField(b []byte, obj span, key string) string {
-	v, ok := field(b, obj, key)
+func rawField(d *doc, obj span, key string) string {
+	b := d.b
+	v, ok := field(d, obj, key)
 	if !ok {
 		return ""
 	}

@@ -81,10 +81,14 @@ func parsePath(p string, wild bool) ([]segment, error) {
 			j := i + 1
 			if j < len(p) && p[j] == '"' {
 				end := skipStr([]byte(p), j)
-				if end > len(p) || end <= j+1 || end >= len(p) || p[end] != ']' || validate([]byte(p[j:end])) != nil {
+				if end > len(p) || end <= j+1 || end >= len(p) || p[end] != ']' {
 					return nil, fmt.Errorf("%w %q: bad quoted key at %d", errPath, p, i)
 				}
-				segs = append(segs, segment{key: string(strBytes([]byte(p), span{j, end})), idx: segKey})
+				key, err := parse([]byte(p[j:end]), nil)
+				if err != nil {
+					return nil, fmt.Errorf("%w %q: bad quoted key at %d", errPath, p, i)
+				}
+				segs = append(segs, segment{key: string(key.unquote(key.root())), idx: segKey})
 				i = end + 1
 				continue
 			}
@@ -122,19 +126,20 @@ func parsePath(p string, wild bool) ([]segment, error) {
 }
 
 // lookup finds the value a wildcard-free path names in the document b.
-func lookup(b []byte, v span, segs []segment) (span, bool) {
+func lookup(d *doc, v span, segs []segment) (span, bool) {
+	b := d.b
 	for _, sg := range segs {
 		found := false
 		switch {
 		case sg.idx == segKey && b[v.s] == '{':
-			for k, m := range members(b, v) {
-				if string(strBytes(b, k)) == sg.key {
+			for k, m := range d.members(v) {
+				if string(d.unquote(k)) == sg.key {
 					v, found = m, true
 					break
 				}
 			}
 		case sg.idx >= 0 && b[v.s] == '[':
-			for i, e := range elems(b, v) {
+			for i, e := range d.elems(v) {
 				if i == sg.idx {
 					v, found = e, true
 					break
@@ -174,10 +179,11 @@ func rewrite(b []byte, edits []Edit) ([]byte, error) {
 	if len(edits) == 0 {
 		return b, nil
 	}
-	if err := validate(b); err != nil {
+	d, err := parse(b, nil)
+	if err != nil {
 		return nil, fmt.Errorf("format: rewrite: body is not valid JSON: %w", err)
 	}
-	top := root(b)
+	top := d.root()
 	var patches []patch
 	// Edits inside an embedded JSON document are grouped by the string
 	// value that holds it, which is rewritten once.
@@ -192,7 +198,7 @@ func rewrite(b []byte, edits []Edit) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("format: rewrite: %w", err)
 		}
-		v, ok := lookup(b, top, segs)
+		v, ok := lookup(&d, top, segs)
 		if !ok {
 			return nil, fmt.Errorf("format: rewrite: %w: %q", ErrUnknownRef, ed.Ref)
 		}
@@ -215,7 +221,7 @@ func rewrite(b []byte, edits []Edit) ([]byte, error) {
 		inners[j].edits = append(inners[j].edits, Edit{Ref: in, Text: ed.Text})
 	}
 	for _, in := range inners {
-		doc := strBytes(b, in.v)
+		doc := d.unquote(in.v)
 		if validate(doc) != nil {
 			return nil, fmt.Errorf("format: rewrite: %w: %q does not hold JSON", ErrUnknownRef, in.edits[0].Ref)
 		}
@@ -264,7 +270,8 @@ func leafText(b []byte, v span, ed Edit) ([]byte, error) {
 // order, with the concrete path of that value (valid only during the call).
 // A key that occurs twice in one object is an error: JSON parsers disagree
 // on which duplicate wins, and a ref could only name the first.
-func match(b []byte, v span, segs []segment, path []byte, fn func(path []byte, v span) error) error {
+func match(d *doc, v span, segs []segment, path []byte, fn func(path []byte, v span) error) error {
+	b := d.b
 	if len(segs) == 0 {
 		return fn(path, v)
 	}
@@ -273,8 +280,8 @@ func match(b []byte, v span, segs []segment, path []byte, fn func(path []byte, v
 	case sg.idx == segKey && b[v.s] == '{':
 		var hit span
 		var key []byte
-		for k, m := range members(b, v) {
-			if kb := strBytes(b, k); string(kb) == sg.key {
+		for k, m := range d.members(v) {
+			if kb := d.unquote(k); string(kb) == sg.key {
 				if hit.ok() {
 					return &Error{Status: 400, Code: "invalid_request", Param: string(appendKey(path, kb)),
 						Message: fmt.Sprintf("%s: duplicate key %q", appendKey(path, kb), sg.key)}
@@ -283,12 +290,12 @@ func match(b []byte, v span, segs []segment, path []byte, fn func(path []byte, v
 			}
 		}
 		if hit.ok() {
-			return match(b, hit, segs[1:], appendKey(path, key), fn)
+			return match(d, hit, segs[1:], appendKey(path, key), fn)
 		}
 	case sg.idx != segKey && b[v.s] == '[':
-		for i, e := range elems(b, v) {
+		for i, e := range d.elems(v) {
 			if sg.idx == segWild || sg.idx == i {
-				if err := match(b, e, segs[1:], appendIndex(path, i), fn); err != nil {
+				if err := match(d, e, segs[1:], appendIndex(path, i), fn); err != nil {
 					return err
 				}
 			}

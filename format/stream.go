@@ -402,10 +402,13 @@ type decoder struct {
 	fr frameReader
 	// interpret fills ev from the frame's JSON data (validated, non-empty)
 	// and appends the delta fragments it finds.
-	interpret func(b []byte, top span, ev *Event, frags []fragment) []fragment
+	interpret func(d *doc, top span, ev *Event, frags []fragment) []fragment
 	block     func(code, message string) []byte
 	frags     []fragment
-	ev        Event
+	// doc is the event being interpreted; its tape's storage is reused
+	// from one event to the next.
+	doc doc
+	ev  Event
 	// echo rewrites events that repeat already-streamed text (Responses
 	// *.done and response.completed) so a redaction made in the deltas is
 	// not undone by the repeat.
@@ -426,21 +429,22 @@ func (d *decoder) Next() (Event, error) {
 		ev.Terminal = true
 		return ev, nil
 	}
-	if err := validate(data); err != nil {
+	jd, err := parse(data, d.doc.tape)
+	if err != nil {
 		return Event{}, &Error{Status: 502, Code: "invalid_stream", Message: fmt.Sprintf("stream event is not valid JSON: %v", err)}
 	}
-	top := root(data)
-	// interpret fills the decoder's own event: a pointer to ev, passed
-	// through a func value, would move ev to the heap on every event.
-	d.ev = ev
-	d.frags = d.interpret(data, top, &d.ev, d.frags[:0])
+	// interpret fills the decoder's own event and reads the decoder's own
+	// document: pointers to locals, passed through a func value, would
+	// move them to the heap on every event.
+	d.doc, d.ev = jd, ev
+	d.frags = d.interpret(&d.doc, jd.root(), &d.ev, d.frags[:0])
 	ev, d.ev = d.ev, Event{}
 	if len(d.frags) > 0 {
 		var sb strings.Builder
 		ev.refs = make([]string, len(d.frags))
 		for i, fr := range d.frags {
 			ev.refs[i] = fr.ref
-			sb.Write(strBytes(data, fr.v))
+			sb.Write(jd.unquote(fr.v))
 		}
 		ev.Delta = sb.String()
 	}
@@ -515,48 +519,52 @@ func replaceData(ev *Event, nd []byte) []byte {
 }
 
 // strField returns the decoded string at key of obj, "" if absent.
-func strField(b []byte, obj span, key string) string {
+func strField(d *doc, obj span, key string) string {
+	b := d.b
 	if b[obj.s] != '{' {
 		return ""
 	}
-	v, ok := lookup(b, obj, []segment{{key: key, idx: segKey}})
+	v, ok := lookup(d, obj, []segment{{key: key, idx: segKey}})
 	if !ok || b[v.s] != '"' {
 		return ""
 	}
-	return string(strBytes(b, v))
+	return string(d.unquote(v))
 }
 
 // field returns the value at key of obj.
-func field(b []byte, obj span, key string) (span, bool) {
+func field(d *doc, obj span, key string) (span, bool) {
+	b := d.b
 	if b[obj.s] != '{' {
 		return span{}, false
 	}
-	return lookup(b, obj, []segment{{key: key, idx: segKey}})
+	return lookup(d, obj, []segment{{key: key, idx: segKey}})
 }
 
 // lookupKeys fills vals with the first member of obj named by each of ks's keys
 // (as field finds them), in one walk over obj: looking the keys up one by
 // one walks the members again for each.
-func lookupKeys(b []byte, obj span, ks *keyset, vals []span) {
+func lookupKeys(d *doc, obj span, ks *keyset, vals []span) {
+	b := d.b
 	if b[obj.s] != '{' {
 		return
 	}
-	for k, v := range members(b, obj) {
-		if slot := ks.find(strBytes(b, k), false); slot >= 0 && !vals[slot].ok() {
+	for k, v := range d.members(obj) {
+		if slot := ks.find(d.unquote(k), false); slot >= 0 && !vals[slot].ok() {
 			vals[slot] = v
 		}
 	}
 }
 
 // addString appends the string at key of obj as a fragment at path+key.
-func addString(b []byte, obj span, key string, path []byte, frags []fragment) []fragment {
-	v, _ := field(b, obj, key)
-	return addValue(b, v, key, path, frags)
+func addString(d *doc, obj span, key string, path []byte, frags []fragment) []fragment {
+	v, _ := field(d, obj, key)
+	return addValue(d, v, key, path, frags)
 }
 
 // addValue appends v, a member of an object at path under key, as a
 // fragment when it is a non-empty string.
-func addValue(b []byte, v span, key string, path []byte, frags []fragment) []fragment {
+func addValue(d *doc, v span, key string, path []byte, frags []fragment) []fragment {
+	b := d.b
 	if !v.ok() || b[v.s] != '"' || v.e-v.s == 2 {
 		return frags
 	}
@@ -567,8 +575,8 @@ func addValue(b []byte, v span, key string, path []byte, frags []fragment) []fra
 // addLeaves appends every non-empty string under v as a fragment: tool
 // arguments that arrive as an object (Gemini, Ollama) are screened through
 // their string values.
-func addLeaves(b []byte, v span, path []byte, frags []fragment) []fragment {
-	walkStrings(b, v, append([]byte(nil), path...), func(p []byte, s span) {
+func addLeaves(d *doc, v span, path []byte, frags []fragment) []fragment {
+	walkStrings(d, v, append([]byte(nil), path...), func(p []byte, s span) {
 		if s.e-s.s > 2 {
 			frags = append(frags, fragment{string(p), s})
 		}
