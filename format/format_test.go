@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -576,5 +577,58 @@ func TestParseErrors(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("validate(%.20q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestStreamReadersLongEvents checks that events larger than the decoders'
+// read buffer arrive whole and byte for byte, and that the size bound still
+// holds across buffer refills.
+func TestStreamReadersLongEvents(t *testing.T) {
+	long := strings.Repeat("x", 3*streamReadBuffer+17)
+	tests := []struct {
+		name    string
+		ndjson  bool
+		input   string
+		max     int
+		want    []string // raw events
+		wantErr error
+	}{
+		{"long SSE data line", false, "data: " + long + "\n\ndata: b\n\n", 0, []string{"data: " + long + "\n\n", "data: b\n\n"}, nil},
+		{"long SSE event of many lines", false, strings.Repeat("data: "+long[:1000]+"\n", 20) + "\n", 0, []string{strings.Repeat("data: "+long[:1000]+"\n", 20) + "\n"}, nil},
+		{"SSE event over the bound", false, "data: " + long + "\n\n", 2 * streamReadBuffer, nil, ErrEventTooLarge},
+		{"long NDJSON line", true, `{"a":"` + long + "\"}\n{}\n", 0, []string{`{"a":"` + long + "\"}\n", "{}\n"}, nil},
+		{"NDJSON line over the bound", true, `{"a":"` + long + "\"}\n", 2 * streamReadBuffer, nil, ErrEventTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var next func() ([]byte, error)
+			if tt.ndjson {
+				r := NewNDJSONReader(strings.NewReader(tt.input), tt.max)
+				next = func() ([]byte, error) { raw, _, err := r.Next(); return raw, err }
+			} else {
+				r := NewSSEReader(strings.NewReader(tt.input), tt.max)
+				next = func() ([]byte, error) { ev, err := r.Next(); return ev.Raw, err }
+			}
+			var got []string
+			for {
+				raw, err := next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					if tt.wantErr == nil || !errors.Is(err, tt.wantErr) {
+						t.Fatalf("error %v, want %v", err, tt.wantErr)
+					}
+					return
+				}
+				got = append(got, string(raw))
+			}
+			if tt.wantErr != nil {
+				t.Fatalf("no error, want %v", tt.wantErr)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("events differ: got %d events, want %d", len(got), len(tt.want))
+			}
+		})
 	}
 }

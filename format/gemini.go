@@ -268,7 +268,7 @@ func (g gemini) StreamCompletion(req *Request, message string) []byte {
 // first byte.
 func (gemini) NewStream(r io.Reader) Stream {
 	return &decoder{
-		fr:        &sniffReader{r: bufio.NewReaderSize(r, 16<<10)},
+		fr:        &sniffReader{r: bufio.NewReaderSize(r, streamReadBuffer)},
 		interpret: interpretGeminiChunk,
 		block: func(code, message string) []byte {
 			return sseFrame("", geminiBlocked(403, code, message))

@@ -90,13 +90,18 @@ type SSEReader struct {
 	eof bool
 }
 
+// streamReadBuffer is the read buffer of a stream decoder. Events are a
+// few hundred bytes and a longer line is read in pieces, so a small buffer
+// costs nothing but is allocated for every streamed answer.
+const streamReadBuffer = 4 << 10
+
 // NewSSEReader returns a reader of events from r of at most max bytes each
 // (MaxEventSize if max <= 0).
 func NewSSEReader(r io.Reader, max int) *SSEReader {
 	if max <= 0 {
 		max = MaxEventSize
 	}
-	return &SSEReader{r: bufio.NewReaderSize(r, 16<<10), max: max}
+	return &SSEReader{r: bufio.NewReaderSize(r, streamReadBuffer), max: max}
 }
 
 // SSEEvent is one event: its raw bytes, its event name ("" for the default
@@ -236,7 +241,7 @@ func NewNDJSONReader(r io.Reader, max int) *NDJSONReader {
 	if max <= 0 {
 		max = MaxEventSize
 	}
-	return &NDJSONReader{r: bufio.NewReaderSize(r, 16<<10), max: max}
+	return &NDJSONReader{r: bufio.NewReaderSize(r, streamReadBuffer), max: max}
 }
 
 // Next returns the next line with its line end, and the line's content
