@@ -164,6 +164,9 @@ type Store struct {
 	// record can always be queued without blocking.
 	slots chan struct{}
 	queue chan *record
+	// batchFull wakes the writer early when a whole batch is queued; below
+	// that it sleeps out BatchWait instead of waking once per record.
+	batchFull chan struct{}
 
 	mu           sync.Mutex
 	closing      bool          // no new reservations
@@ -223,6 +226,7 @@ func Open(opts Options) (*Store, error) {
 		obs:          opts.Observer,
 		slots:        make(chan struct{}, opts.QueueSize),
 		queue:        make(chan *record, opts.QueueSize),
+		batchFull:    make(chan struct{}, 1),
 		commitNotify: make(chan struct{}),
 		closingCh:    make(chan struct{}),
 		stopWriter:   make(chan struct{}),

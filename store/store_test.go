@@ -1041,3 +1041,48 @@ func TestPageEmptiedByRetention(t *testing.T) {
 		})
 	}
 }
+
+// TestWriterBatching: records queued within BatchWait share one commit, a
+// full batch commits without waiting out BatchWait, and a partial batch is
+// held until BatchWait (here: until Close, which commits it).
+func TestWriterBatching(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		records    int
+		wantSynced bool
+		wantSizes  []int
+	}{
+		{"full batch commits at once", 4, true, []int{4}},
+		{"two full batches", 8, true, []int{4, 4}},
+		{"partial batch waits for BatchWait", 3, false, []int{3}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var sizes []int
+			s, err := Open(Options{
+				Path: filepath.Join(t.TempDir(), "pw.db"), BatchSize: 4, BatchWait: time.Hour,
+				beforeCommit: func(n int) error { mu.Lock(); sizes = append(sizes, n); mu.Unlock(); return nil },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range c.records {
+				put(t, s, &Prompt{OrgID: "org"})
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			err = s.Sync(ctx)
+			cancel()
+			if synced := err == nil; synced != c.wantSynced {
+				t.Fatalf("Sync = %v, want synced %v", err, c.wantSynced)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Equal(sizes, c.wantSizes) {
+				t.Fatalf("commit sizes %v, want %v", sizes, c.wantSizes)
+			}
+		})
+	}
+}
