@@ -56,6 +56,8 @@ type record struct {
 	// record of an endpoint shares one copy, stored once by the writer.
 	scannerSetKey []byte
 	scannerSet    []byte
+	// buf is the pooled buffer value and key live in; see release.
+	buf *[]byte
 }
 
 // header is a view of a stored value. Its slices alias the value, which may
@@ -108,9 +110,8 @@ func encodePrompt(p *Prompt) (*record, error) {
 		cp.ScannersRef = set.ref
 		cp.Scanners = ""
 	}
-	scratch := encodeBufs.Get().(*[]byte)
-	defer encodeBufs.Put(scratch)
-	v := append((*scratch)[:0], make([]byte, fixedHeader)...)
+	buf := encodeBufs.Get().(*[]byte)
+	v := append((*buf)[:0], make([]byte, fixedHeader)...)
 	v[0] = formatVersion
 	ms := received.UnixMilli()
 	binary.BigEndian.PutUint64(v[offTime:], uint64(ms))
@@ -122,27 +123,47 @@ func encodePrompt(p *Prompt) (*record, error) {
 		v = append(v, s...)
 	}
 	v, err := appendPromptJSON(v, &cp)
-	if cap(v) <= maxPooledEncodeBuf {
-		*scratch = v
-	}
 	if err != nil {
+		*buf = v
+		recycleEncodeBuf(buf)
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRecord, err)
 	}
-	// The value waits in the queue until its batch commits: it gets an
-	// exact-size copy, the scratch buffer goes back to the pool. The key
-	// shares its allocation.
-	kv := make([]byte, 0, len(v)+len(p.ID))
-	kv = append(append(kv, v...), p.ID...)
+	// The value waits in the queue in the pooled buffer, with the key
+	// after it; the writer recycles the buffer once its batch committed.
+	n := len(v)
+	v = append(v, p.ID...)
+	*buf = v
 	rec := &record{id: p.ID, orgID: p.OrgID, userID: p.UserID, ms: ms, preserve: p.Preserve,
-		value: kv[:len(v):len(v)], key: kv[len(v):]}
+		value: v[:n:n], key: v[n:], buf: buf}
 	if set != nil {
 		rec.scannerSetKey, rec.scannerSet = set.key, set.value
 	}
 	return rec, nil
 }
 
-// encodeBufs holds the scratch buffers records are encoded in.
+// encodeBufs holds the buffers records are encoded in. A record keeps its
+// buffer from Commit until its batch is committed: bbolt keeps a value's
+// slice, not a copy, until the transaction ends, so the buffer is free only
+// then. Recycling it spares an allocation of the record's size per request.
 var encodeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// recycleEncodeBuf returns buf to the pool unless it grew unusually large.
+func recycleEncodeBuf(buf *[]byte) {
+	if cap(*buf) <= maxPooledEncodeBuf {
+		encodeBufs.Put(buf)
+	}
+}
+
+// release hands the record's buffer back once nothing refers to its
+// value or key any more (its batch committed). The record must not be
+// used afterwards.
+func (r *record) release() {
+	if r.buf != nil {
+		b := r.buf
+		r.buf, r.value, r.key = nil, nil, nil
+		recycleEncodeBuf(b)
+	}
+}
 
 // maxPooledEncodeBuf keeps the buffer of an unusually large record out of
 // the pool, so that one huge prompt does not pin its size in every slot.

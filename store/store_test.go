@@ -443,10 +443,16 @@ func TestConcurrentWritersSurviveReopen(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 	s = openTest(t, Options{Path: path})
-	for _, list := range acked {
-		for _, id := range list {
-			if _, err := s.GetPrompt(id); err != nil {
+	// Records are encoded in recycled buffers: each must read back as its
+	// own, not as a later record that reused its buffer.
+	for w, list := range acked {
+		for i, id := range list {
+			p, err := s.GetPrompt(id)
+			if err != nil {
 				t.Fatalf("acknowledged record %s lost: %v", id, err)
+			}
+			if want := fmt.Sprint(w, "-", i); p.Input != want || p.ID != id {
+				t.Fatalf("record %s reads back as %s with input %q, want %q", id, p.ID, p.Input, want)
 			}
 		}
 	}
@@ -601,8 +607,8 @@ func TestCommitFailureRetried(t *testing.T) {
 		},
 	})
 	var acked []string
-	for range 20 {
-		p := &Prompt{OrgID: "org"}
+	for i := range 20 {
+		p := &Prompt{OrgID: "org", Input: fmt.Sprint("prompt ", i)}
 		put(t, s, p)
 		acked = append(acked, p.ID)
 	}
@@ -610,9 +616,13 @@ func TestCommitFailureRetried(t *testing.T) {
 	if obs.failed.Load() != 3 {
 		t.Fatalf("observer saw %d failures, want 3", obs.failed.Load())
 	}
-	for _, id := range acked {
-		if _, err := s.GetPrompt(id); err != nil {
+	for i, id := range acked {
+		p, err := s.GetPrompt(id)
+		if err != nil {
 			t.Fatalf("record %s lost after retries: %v", id, err)
+		}
+		if want := fmt.Sprint("prompt ", i); p.Input != want {
+			t.Fatalf("record %s input %q after retries, want %q", id, p.Input, want)
 		}
 	}
 }

@@ -290,8 +290,10 @@ func (s *Store) commit(batch []*record) bool {
 			if attempt > 1 {
 				s.log.Info("store commit recovered", zap.Int("attempts", attempt), zap.Int("batch", len(batch)))
 			}
+			// bbolt has let go of the values: their buffers can be reused.
 			// Slots first, so a Sync that returns sees the depth fall.
-			for range batch {
+			for _, r := range batch {
+				r.release()
 				<-s.slots
 			}
 			s.mu.Lock()
