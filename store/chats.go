@@ -176,13 +176,12 @@ func (s *Store) indexedPrompts(bucket []byte, owner string) ([]*Prompt, error) {
 		if len(ids) > MaxChain {
 			ids = ids[len(ids)-MaxChain:]
 		}
-		prompts := tx.Bucket(bPrompts)
 		for _, id := range ids {
-			raw := prompts.Get(id)
-			if raw == nil {
+			ref, ok := recordByID(tx, id)
+			if !ok {
 				continue
 			}
-			p, err := decodePrompt(tx, raw)
+			p, err := decodePrompt(tx, ref.body)
 			if err != nil {
 				return fmt.Errorf("store: prompt %q: %w", id, err)
 			}

@@ -233,7 +233,7 @@ func (s *Store) ListPrompts(q Query) (Page, error) {
 		if idx == nil {
 			return nil
 		}
-		w := walker{c: idx.Cursor(), prompts: tx.Bucket(bPrompts), f: f, log: s.log}
+		w := walker{c: idx.Cursor(), tx: tx, f: f, log: s.log}
 		startMode := startFirst
 		if hasBound {
 			startMode = startExclusive
@@ -313,10 +313,10 @@ const (
 // walker steps through an index bucket, yielding the headers of matching
 // records. Headers alias bbolt memory and die with the transaction.
 type walker struct {
-	c       *bolt.Cursor
-	prompts *bolt.Bucket
-	f       *filter
-	log     *zap.Logger
+	c   *bolt.Cursor
+	tx  *bolt.Tx
+	f   *filter
+	log *zap.Logger
 }
 
 func (w *walker) start(asc bool, mode int, from uint64) (header, bool) {
@@ -357,9 +357,15 @@ func (w *walker) next(asc bool) (header, bool) {
 
 func (w *walker) matchFrom(asc bool, k, v []byte) (header, bool) {
 	for ; k != nil; k, v = w.step(asc) {
-		raw := w.prompts.Get(v)
+		// An index key is the record's sequence, so a body is read by it
+		// directly; records of the earlier layout are found by their id.
+		raw := w.tx.Bucket(bRecords).Get(k)
 		if raw == nil {
-			continue
+			ref, ok := recordByID(w.tx, v)
+			if !ok {
+				continue
+			}
+			raw = ref.body
 		}
 		h, err := parseHeader(raw)
 		if err != nil {
@@ -384,12 +390,12 @@ func (w *walker) step(asc bool) ([]byte, []byte) {
 func (s *Store) GetPrompt(id string) (*Prompt, error) {
 	var p *Prompt
 	err := s.db.View(func(tx *bolt.Tx) error {
-		raw := tx.Bucket(bPrompts).Get([]byte(id))
-		if raw == nil {
+		ref, ok := recordByID(tx, []byte(id))
+		if !ok {
 			return fmt.Errorf("%w: prompt %q", ErrNotFound, id)
 		}
 		var err error
-		p, err = decodePrompt(tx, raw)
+		p, err = decodePrompt(tx, ref.body)
 		return err
 	})
 	if err != nil {
@@ -405,18 +411,17 @@ func (s *Store) GetPrompt(id string) (*Prompt, error) {
 func (s *Store) Chain(id string) ([]*Prompt, error) {
 	var chain []*Prompt
 	err := s.db.View(func(tx *bolt.Tx) error {
-		prompts := tx.Bucket(bPrompts)
 		seen := make(map[string]bool)
 		cur := id
 		for len(chain) < MaxChain && !seen[cur] {
-			raw := prompts.Get([]byte(cur))
-			if raw == nil {
+			ref, ok := recordByID(tx, []byte(cur))
+			if !ok {
 				if len(chain) == 0 {
 					return fmt.Errorf("%w: prompt %q", ErrNotFound, id)
 				}
 				break
 			}
-			p, err := decodePrompt(tx, raw)
+			p, err := decodePrompt(tx, ref.body)
 			if err != nil {
 				return err
 			}

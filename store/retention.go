@@ -44,7 +44,6 @@ func (s *Store) sweep(now time.Time) (int, error) {
 		n := 0
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			expiry := tx.Bucket(bExpiry)
-			prompts := tx.Bucket(bPrompts)
 			var keys [][]byte
 			c := expiry.Cursor()
 			for k, _ := c.First(); k != nil && len(keys) < sweepChunk; k, _ = c.Next() {
@@ -57,15 +56,15 @@ func (s *Store) sweep(now time.Time) (int, error) {
 			}
 			for _, k := range keys {
 				id := k[8:]
-				if v := prompts.Get(id); v != nil {
-					h, err := parseHeader(v)
+				if ref, ok := recordByID(tx, id); ok {
+					h, err := parseHeader(ref.body)
 					// A record replaced since it was indexed has its own
 					// expiry entry; only the matching one deletes it.
 					if err == nil && !h.preserve && h.ms == expiryKeyTime(k) {
 						if err := unindex(tx, string(id), h); err != nil {
 							return err
 						}
-						if err := prompts.Delete(id); err != nil {
+						if err := deleteRecord(tx, id, ref); err != nil {
 							return err
 						}
 					}

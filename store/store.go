@@ -132,8 +132,13 @@ func (nopObserver) Rejected()                           {}
 // Bucket names. Identity buckets sit beside the record buckets so the
 // identity model (roles, teams, chats) can grow by adding buckets.
 var (
-	bMeta    = []byte("meta")
+	bMeta = []byte("meta")
+	// bPrompts maps a record's id to its commit sequence (8 bytes, big
+	// endian), the key of its body in bRecords; see recordByID.
 	bPrompts = []byte("prompts")
+	// bRecords holds record bodies by commit sequence, so the writer only
+	// ever appends to it.
+	bRecords = []byte("records")
 	// bScannerSets holds each distinct scanner settings JSON once, by key.
 	bScannerSets = []byte("scanner_sets")
 	bOrgIdx      = []byte("idx_org")  // nested per org: seq -> id
@@ -143,7 +148,7 @@ var (
 	bUsers       = []byte("users")
 	bOrgUsers    = []byte("org_users") // org\x00user -> nil
 	bTokens      = []byte("tokens")    // sha256 -> token
-	allBuckets   = [][]byte{bMeta, bPrompts, bOrgIdx, bUserIdx, bExpiry, bOrgs, bUsers, bOrgUsers, bTokens, bOrgNames, bOrgEmails, bTokenIDs,
+	allBuckets   = [][]byte{bMeta, bPrompts, bRecords, bOrgIdx, bUserIdx, bExpiry, bOrgs, bUsers, bOrgUsers, bTokens, bOrgNames, bOrgEmails, bTokenIDs,
 		bCampaigns, bSchedules, bCampaignRuns, bCampaignRunIx, bAttackRuns,
 		bProviders, bProviderSeq, bChats, bChatPrompts, bTemplates, bTemplatePrompts, bScannerSets}
 

@@ -336,6 +336,10 @@ func (s *Store) writeBatch(batch []*record) error {
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		prompts := tx.Bucket(bPrompts)
+		records := tx.Bucket(bRecords)
+		// Bodies are appended in sequence order: full pages waste nothing
+		// and are never split again.
+		records.FillPercent = 1
 		sets := tx.Bucket(bScannerSets)
 		orgIdx := tx.Bucket(bOrgIdx)
 		userIdx := tx.Bucket(bUserIdx)
@@ -359,8 +363,8 @@ func (s *Store) writeBatch(batch []*record) error {
 		var ek []byte
 		for _, r := range batch {
 			var seq uint64
-			if old := prompts.Get(r.key); old != nil {
-				if h, err := parseHeader(old); err == nil {
+			if old, ok := recordByID(tx, r.key); ok {
+				if h, err := parseHeader(old.body); err == nil {
 					seq = h.seq
 					if err := unindex(tx, r.id, h); err != nil {
 						return err
@@ -374,7 +378,13 @@ func (s *Store) writeBatch(batch []*record) error {
 				}
 			}
 			binary.BigEndian.PutUint64(r.value[offSeq:], seq)
-			if err := prompts.Put(r.key, r.value); err != nil {
+			// The header's sequence bytes are the body's key and the id's
+			// value: bbolt copies keys, and r.value outlives the commit.
+			seqBytes := r.value[offSeq : offSeq+seqLen : offSeq+seqLen]
+			if err := records.Put(seqBytes, r.value); err != nil {
+				return err
+			}
+			if err := prompts.Put(r.key, seqBytes); err != nil {
 				return err
 			}
 			if r.scannerSetKey != nil && !setsStored[string(r.scannerSetKey)] {
