@@ -26,18 +26,26 @@ type level struct {
 }
 
 // levels are the five configurations, from the bare upstream to request
-// and response screening.
+// and response screening, as the benchmark's issue defines them: L3 is the
+// default scanner set on the request only, L4 adds answer screening. L4 is
+// the built-in default endpoint exactly as it ships (secrets also screen
+// answers); L3 spells the same four scanners out with their default
+// settings and the request direction only.
 func levels() []level {
 	return []level{
 		{Name: "L0", Title: "mock upstream alone"},
 		{Name: "L1", Title: "Caddy reverse_proxy", site: "reverse_proxy {upstream}"},
 		{Name: "L2", Title: "promptwall, endpoint with no scanners",
 			global: "endpoint bare {\n\t\t}", site: "promptwall bare\n\treverse_proxy {upstream}"},
-		{Name: "L3", Title: "promptwall, built-in default scanner set (request)",
+		{Name: "L3", Title: "promptwall, default scanner set on the request",
+			global: "endpoint request {\n" +
+				"\t\t\tscanner secrets\n" +
+				"\t\t\tscanner invisible_text {\n\t\t\t\tmode modify\n\t\t\t}\n" +
+				"\t\t\tscanner prompt_injection {\n\t\t\t\tmode flag\n\t\t\t}\n" +
+				"\t\t\tscanner pii {\n\t\t\t\tmode flag\n\t\t\t}\n\t\t}",
+			site: "promptwall request\n\treverse_proxy {upstream}"},
+		{Name: "L4", Title: "promptwall, built-in default endpoint (request and answer)",
 			site: "promptwall\n\treverse_proxy {upstream}"},
-		{Name: "L4", Title: "promptwall, secrets on request and answer",
-			global: "endpoint io {\n\t\t\tscanner secrets {\n\t\t\t\tdirection input output\n\t\t\t}\n\t\t}",
-			site:   "promptwall io\n\treverse_proxy {upstream}"},
 	}
 }
 

@@ -156,12 +156,12 @@ func goOpen(t target, rate float64, d time.Duration, maxInflight int) openResult
 	interval := time.Duration(float64(time.Second) / rate)
 	res := openResult{Rate: rate}
 	var wg sync.WaitGroup
+	pace := newPacer()
+	defer pace.stop()
 	start := time.Now().Add(10 * time.Millisecond)
 	for i := range n {
 		at := start.Add(time.Duration(i) * interval)
-		if w := time.Until(at); w > 0 {
-			time.Sleep(w)
-		}
+		pace.until(at)
 		select {
 		case sem <- struct{}{}:
 		default:

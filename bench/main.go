@@ -8,8 +8,9 @@
 //	L0  the mock upstream alone
 //	L1  Caddy reverse_proxy
 //	L2  promptwall with an endpoint that has no scanners
-//	L3  promptwall with the built-in default scanner set
-//	L4  promptwall with secrets screening the request and the answer
+//	L3  promptwall with the default scanner set on the request
+//	L4  promptwall with the built-in default endpoint: the default set on the
+//	    request, secrets on the answer
 //
 // Each level gets, per scenario (2 KB prompt, 16 KB prompt, a 20-turn
 // conversation plus a new turn, and a streamed 2 KB request), a closed-loop
@@ -57,6 +58,7 @@ type options struct {
 	MaxInfl    int           `json:"max_inflight"`
 	QuietWait  time.Duration `json:"quiet_wait"`
 	Profile    bool          `json:"profile"`
+	ProfileAll bool          `json:"profile_all"`
 	ProfileSec int           `json:"profile_seconds"`
 	caddyBin   string
 	outDir     string
@@ -98,6 +100,7 @@ func main() {
 	flag.IntVar(&o.MaxInfl, "max-inflight", 512, "open loop: requests in flight beyond which new ones are dropped and counted")
 	flag.DurationVar(&o.QuietWait, "quiet-wait", 10*time.Second, "before each phase, wait up to this long for other work on the machine to drop below half a core (0: do not wait)")
 	flag.BoolVar(&o.Profile, "profile", true, "CPU-profile levels that miss a target (via the admin /debug/pprof endpoint)")
+	flag.BoolVar(&o.ProfileAll, "profile-all", false, "CPU-profile every gateway level in every scenario, met targets too (for diffing a level against L1: go tool pprof -diff_base)")
 	flag.IntVar(&o.ProfileSec, "profile-seconds", 10, "length of each CPU profile")
 	flag.StringVar(&o.caddyBin, "caddy", "", "use this gateway binary instead of building ./cmd/caddy")
 	flag.StringVar(&o.outDir, "out", "bench/results", "results directory (relative to the repository root)")
@@ -298,7 +301,23 @@ func run(o options) error {
 		}
 	}
 	metricsErr := checkMetrics(rep)
-	if o.Profile {
+	// What to profile: every level and scenario with -profile-all, else
+	// the first scenario in which each level misses a target.
+	type profileJob struct {
+		g *gateway
+		s scenario
+	}
+	var jobs []profileJob
+	switch {
+	case o.ProfileAll:
+		for _, s := range scens {
+			for _, l := range lvls {
+				if g := gws[l.Name]; g != nil {
+					jobs = append(jobs, profileJob{g, s})
+				}
+			}
+		}
+	case o.Profile:
 		profiled := map[string]bool{}
 		for _, t := range rep.Targets {
 			g := gws[t.Level]
@@ -306,14 +325,16 @@ func run(o options) error {
 				continue
 			}
 			profiled[t.Level] = true
-			s := scens[slices.IndexFunc(scens, func(s scenario) bool { return s.Name == t.Scenario })]
-			p, err := profileLevel(o, tmp, outDir, stamp, bin, g, s, nextPhase())
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "profile:", err)
-				continue
-			}
-			rep.Profiles = append(rep.Profiles, p)
+			jobs = append(jobs, profileJob{g, scens[slices.IndexFunc(scens, func(s scenario) bool { return s.Name == t.Scenario })]})
 		}
+	}
+	for _, j := range jobs {
+		p, err := profileLevel(o, tmp, outDir, stamp, bin, j.g, j.s, nextPhase())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profile:", err)
+			continue
+		}
+		rep.Profiles = append(rep.Profiles, p)
 	}
 	rep.LoadAfter = loadavg()
 

@@ -88,7 +88,10 @@ type profile struct {
 	Level    string `json:"level"`
 	Scenario string `json:"scenario"`
 	File     string `json:"file"`
-	Top      string `json:"top"`
+	// RPS is the load's throughput while profiled: a profile's seconds
+	// divided by it are CPU per request, comparable across levels.
+	RPS float64 `json:"rps"`
+	Top string  `json:"top"`
 }
 
 func median(xs []float64) float64 {
@@ -293,7 +296,7 @@ func (r *report) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", l.Name, plain, stream)
 	}
 	for _, p := range r.Profiles {
-		fmt.Fprintf(&b, "\n## CPU profile of %s (%s) under closed-loop load\n\n`%s`\n\n```\n%s```\n", p.Level, p.Scenario, p.File, p.Top)
+		fmt.Fprintf(&b, "\n## CPU profile of %s (%s) under closed-loop load, %.0f req/s\n\n`%s`\n\n```\n%s```\n", p.Level, p.Scenario, p.RPS, p.File, p.Top)
 	}
 	if len(r.MetricsFiles) > 0 {
 		b.WriteString("\nMetrics snapshots: ")
@@ -385,11 +388,12 @@ func profileLevel(o options, tmp, outDir, stamp, bin string, g *gateway, s scena
 	done := make(chan error, 1)
 	go func() {
 		if o.LoadGen == "wrk" {
-			_, err := wrkClosed(tmp, t, o.Threads, o.Conns, loadFor)
+			res, err := wrkClosed(tmp, t, o.Threads, o.Conns, loadFor)
+			p.RPS = res.RPS
 			done <- err
 			return
 		}
-		goClosed(t, o.Conns, loadFor)
+		p.RPS = goClosed(t, o.Conns, loadFor).RPS
 		done <- nil
 	}()
 	time.Sleep(time.Second)
