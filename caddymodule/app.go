@@ -52,7 +52,7 @@ type App struct {
 	// Only its SHA-256 is stored.
 	BootstrapToken string `json:"bootstrap_token,omitempty"`
 	// VerdictCacheBytes bounds the cache of verdicts on unchanged messages.
-	// Default: 64 MiB.
+	// Default: 16 MiB (about 815,000 verdicts).
 	VerdictCacheBytes int64 `json:"verdict_cache_bytes,omitempty"`
 	// Scanners are the global scanner settings every endpoint inherits.
 	Scanners []ScannerConfig `json:"scanners,omitempty"`
@@ -119,7 +119,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		a.Retention = caddy.Duration(30 * 24 * time.Hour)
 	}
 	if a.VerdictCacheBytes == 0 {
-		a.VerdictCacheBytes = 64 << 20
+		a.VerdictCacheBytes = scanner.DefaultCacheBytes
 	}
 
 	abs, err := filepath.Abs(a.Storage)
