@@ -239,6 +239,11 @@ func run(o options) error {
 				return fmt.Errorf("%s canary: %w", l.Name, err)
 			}
 			rep.Canary = append(rep.Canary, canaryResult{Level: l.Name, Stream: stream, Verdict: verdict})
+			// L4 is the default endpoint as it ships: a secret in the
+			// answer must not reach the client, streamed or not.
+			if l.Name == "L4" && verdict == verdictUnscreened {
+				return fmt.Errorf("L4 let a secret in the answer through (stream %v)", stream)
+			}
 		}
 	}
 

@@ -344,6 +344,10 @@ func probe(url string, s scenario) error {
 	return nil
 }
 
+// verdictUnscreened is probeCanary's verdict when the secret reached the
+// client.
+const verdictUnscreened = "passed unscreened"
+
 // probeCanary asks the mock for an answer with a secret and reports what
 // reached the client.
 func probeCanary(url string, stream bool) (string, error) {
@@ -370,7 +374,7 @@ func probeCanary(url string, stream bool) (string, error) {
 	case bytes.Contains(b, []byte(`"code":"content_blocked"`)) || bytes.Contains(b, []byte("content_blocked")):
 		return "blocked in stream", nil
 	case bytes.Contains(b, []byte(key)):
-		return "passed unscreened", nil
+		return verdictUnscreened, nil
 	default:
 		return "redacted", nil
 	}
