@@ -286,7 +286,7 @@ func (m *metrics) scannerDurationOf(id string) prometheus.Observer {
 // storeObserver feeds the store's hooks into the collectors.
 type storeObserver struct{ m *metrics }
 
-func (o storeObserver) Enqueued(depth int) { o.m.storeQueueDepth.Set(float64(depth)) }
+func (o storeObserver) QueueDepth(depth int) { o.m.storeQueueDepth.Set(float64(depth)) }
 func (o storeObserver) Committed(batch int, d time.Duration, err error) {
 	if err != nil {
 		o.m.storeErrors.Inc()

@@ -167,8 +167,8 @@ type benchObserver struct {
 	commits, records, nanos atomic.Int64
 }
 
-func (o *benchObserver) Enqueued(int) {}
-func (o *benchObserver) Rejected()    {}
+func (o *benchObserver) QueueDepth(int) {}
+func (o *benchObserver) Rejected()      {}
 func (o *benchObserver) Committed(n int, d time.Duration, err error) {
 	if err == nil {
 		o.commits.Add(1)

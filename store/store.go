@@ -113,9 +113,10 @@ type Options struct {
 // store's goroutines and from request goroutines; they must be cheap and safe
 // for concurrent use.
 type Observer interface {
-	// Enqueued is called after a record is queued, with the queue depth
-	// (reserved, queued and in-flight records).
-	Enqueued(depth int)
+	// QueueDepth is called with the number of records reserved, queued or
+	// being committed, whenever it changes for a record queued, a batch
+	// committed or a reservation cancelled: an idle store reports 0.
+	QueueDepth(depth int)
 	// Committed is called after every commit attempt; err is nil on
 	// success. A failed batch is retried and reported again.
 	Committed(batch int, d time.Duration, err error)
@@ -125,7 +126,7 @@ type Observer interface {
 
 type nopObserver struct{}
 
-func (nopObserver) Enqueued(int)                        {}
+func (nopObserver) QueueDepth(int)                      {}
 func (nopObserver) Committed(int, time.Duration, error) {}
 func (nopObserver) Rejected()                           {}
 
@@ -168,7 +169,9 @@ type Store struct {
 	// or in-flight record. queue has the same capacity, so a reserved
 	// record can always be queued without blocking.
 	slots chan struct{}
-	queue chan *record
+	// depthMu orders queue depth reports (see reportDepth).
+	depthMu sync.Mutex
+	queue   chan *record
 	// batchFull wakes the writer early when a whole batch is queued; below
 	// that it sleeps out BatchWait instead of waking once per record.
 	batchFull chan struct{}

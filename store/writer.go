@@ -111,7 +111,7 @@ func (r *Reservation) Commit(p *Prompt) error {
 	}
 	s.doneReservationLocked()
 	s.mu.Unlock()
-	s.obs.Enqueued(len(s.slots))
+	s.reportDepth()
 	return nil
 }
 
@@ -127,6 +127,7 @@ func (s *Store) release() {
 	s.doneReservationLocked()
 	s.mu.Unlock()
 	<-s.slots
+	s.reportDepth()
 }
 
 func (s *Store) doneReservationLocked() {
@@ -296,6 +297,7 @@ func (s *Store) commit(batch []*record) bool {
 				r.release()
 				<-s.slots
 			}
+			s.reportDepth()
 			s.mu.Lock()
 			s.committed += uint64(len(batch))
 			close(s.commitNotify)
@@ -453,4 +455,14 @@ func unindex(tx *bolt.Tx, id string, h header) error {
 		}
 	}
 	return nil
+}
+
+// reportDepth tells the observer the queue depth. The depth is read under
+// depthMu, so reports reach the observer in the order they read it: every
+// change is followed by a report, so the last one holds the current depth,
+// whatever order concurrent commits and cancels finish in.
+func (s *Store) reportDepth() {
+	s.depthMu.Lock()
+	s.obs.QueueDepth(len(s.slots))
+	s.depthMu.Unlock()
 }
