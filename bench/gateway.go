@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -303,4 +304,56 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// storeQueueDepth reads the gateway's record queue depth from its metrics.
+func storeQueueDepth(g *gateway) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.adminURL()+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "promptwall_store_queue_depth "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int(f), err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, errors.New("no promptwall_store_queue_depth in the gateway's metrics")
+}
+
+// drainStore waits until the gateway's record queue is empty, at most
+// limit, and returns the depth it found first and how long the drain took.
+func drainStore(g *gateway, limit time.Duration) (backlog int, seconds float64, err error) {
+	start := time.Now()
+	for first := true; ; first = false {
+		depth, err := storeQueueDepth(g)
+		if err != nil {
+			return backlog, 0, err
+		}
+		if first {
+			backlog = depth
+		}
+		if depth == 0 {
+			seconds = time.Since(start).Seconds()
+			// A short settle, as before: the last commit's CPU lands.
+			time.Sleep(200 * time.Millisecond)
+			return backlog, seconds, nil
+		}
+		if time.Since(start) > limit {
+			return backlog, 0, fmt.Errorf("%s: %d records still queued for the store after %s", g.lvl.Name, depth, limit)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

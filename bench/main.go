@@ -139,6 +139,12 @@ type sample struct {
 	// during the closed-loop phase: how noisy the measurement was.
 	BgCores     float64 `json:"background_cores"`
 	BgCoresOpen float64 `json:"background_cores_open"`
+	// Backlog is the records the gateway still had queued for its store
+	// when the closed-loop load stopped, and DrainSeconds how long the
+	// writer then took to commit them: a backlog means the store's single
+	// writer fell behind the request rate.
+	Backlog      int     `json:"store_backlog"`
+	DrainSeconds float64 `json:"store_drain_seconds"`
 }
 
 func run(o options) error {
@@ -417,9 +423,16 @@ func measure(o options, tmp string, l level, g *gateway, url string, s scenario,
 		smp.Closed = goClosed(t, o.Conns, o.Duration)
 	}
 	smp.BgCores = bgClosed()
-	// The pause lets the store commit the phase's last records: their CPU
-	// time counts for the phase that caused it.
-	time.Sleep(500 * time.Millisecond)
+	// The store commits the phase's records before the next phase starts:
+	// their CPU time counts for the phase that caused it, and a backlog
+	// must not slow the next phase down.
+	if g != nil && strings.Contains(g.lvl.site, "promptwall") {
+		if smp.Backlog, smp.DrainSeconds, err = drainStore(g, time.Minute); err != nil {
+			return smp, err
+		}
+	} else {
+		time.Sleep(500 * time.Millisecond)
+	}
 	if g != nil {
 		if mid, err = readProc(g.pid()); err != nil {
 			return smp, err

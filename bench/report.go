@@ -71,6 +71,10 @@ type row struct {
 	// BgCores is the median CPU other work on the machine used during the
 	// level's phases, in cores.
 	BgCores float64 `json:"background_cores"`
+	// Backlog and DrainSeconds are the largest store backlog left by a
+	// throughput phase and its drain time, over repetitions.
+	Backlog      int     `json:"store_backlog"`
+	DrainSeconds float64 `json:"store_drain_seconds"`
 }
 
 type targetCheck struct {
@@ -140,6 +144,8 @@ func (r *report) summarize() {
 				bg = append(bg, s.BgCores, s.BgCoresOpen)
 				rw.Errors += s.Closed.Errors + int64(s.Open.Errors)
 				rw.Dropped += s.Open.Dropped
+				rw.Backlog = max(rw.Backlog, s.Backlog)
+				rw.DrainSeconds = max(rw.DrainSeconds, s.DrainSeconds)
 				if base.Closed.RPS > 0 {
 					ratio = append(ratio, s.Closed.RPS/base.Closed.RPS)
 				}
@@ -265,6 +271,14 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, " %s | %.2f |\n", errs, rw.BgCores)
 		}
 		b.WriteString("\n")
+		// A writer that fell behind shows as a backlog the store needed
+		// more than a moment to commit after the load stopped.
+		for _, rw := range r.Rows {
+			if rw.Scenario == sc.Name && rw.DrainSeconds >= 0.5 {
+				fmt.Fprintf(&b, "%s: the store's writer fell behind; %d records were still queued when the throughput load stopped, committed in %.1f s (their CPU is in CPU µs/req).\n\n",
+					rw.Level, rw.Backlog, rw.DrainSeconds)
+			}
+		}
 	}
 	b.WriteString("## Targets\n\n| target | level | scenario | limit | measured | |\n|---|---|---|---|---|---|\n")
 	for _, t := range r.Targets {
