@@ -176,8 +176,9 @@ func (s *Store) indexedPrompts(bucket []byte, owner string) ([]*Prompt, error) {
 		if len(ids) > MaxChain {
 			ids = ids[len(ids)-MaxChain:]
 		}
+		rb := recordBucketsOf(tx)
 		for _, id := range ids {
-			ref, ok := recordByID(tx, id)
+			ref, ok := rb.byID(id)
 			if !ok {
 				continue
 			}

@@ -228,33 +228,41 @@ type recordRef struct {
 	body []byte
 }
 
-// recordByID finds the record with that id; found is false when none.
-func recordByID(tx *bolt.Tx, id []byte) (ref recordRef, found bool) {
-	v := tx.Bucket(bPrompts).Get(id)
+// recordBuckets are the two buckets a record lives in, looked up once per
+// transaction rather than once per record.
+type recordBuckets struct{ prompts, records *bolt.Bucket }
+
+func recordBucketsOf(tx *bolt.Tx) recordBuckets {
+	return recordBuckets{prompts: tx.Bucket(bPrompts), records: tx.Bucket(bRecords)}
+}
+
+// byID finds the record with that id; found is false when none.
+func (rb recordBuckets) byID(id []byte) (ref recordRef, found bool) {
+	v := rb.prompts.Get(id)
 	if v == nil {
 		return recordRef{}, false
 	}
 	if len(v) != seqLen {
 		return recordRef{body: v}, true
 	}
-	body := tx.Bucket(bRecords).Get(v)
+	body := rb.records.Get(v)
 	if body == nil {
 		return recordRef{}, false
 	}
 	return recordRef{ptr: v, body: body}, true
 }
 
-// deleteRecord removes a record's id entry and body. ref.ptr is copied
-// first: deleting from bPrompts may reuse the memory it points into.
-func deleteRecord(tx *bolt.Tx, id []byte, ref recordRef) error {
+// delete removes a record's id entry and body. ref.ptr is copied first:
+// deleting from bPrompts may reuse the memory it points into.
+func (rb recordBuckets) delete(id []byte, ref recordRef) error {
 	var seq [seqLen]byte
 	hasPtr := ref.ptr != nil
 	copy(seq[:], ref.ptr)
-	if err := tx.Bucket(bPrompts).Delete(id); err != nil {
+	if err := rb.prompts.Delete(id); err != nil {
 		return err
 	}
 	if hasPtr {
-		return tx.Bucket(bRecords).Delete(seq[:])
+		return rb.records.Delete(seq[:])
 	}
 	return nil
 }

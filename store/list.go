@@ -233,7 +233,7 @@ func (s *Store) ListPrompts(q Query) (Page, error) {
 		if idx == nil {
 			return nil
 		}
-		w := walker{c: idx.Cursor(), tx: tx, f: f, log: s.log}
+		w := walker{c: idx.Cursor(), rb: recordBucketsOf(tx), f: f, log: s.log}
 		startMode := startFirst
 		if hasBound {
 			startMode = startExclusive
@@ -314,7 +314,7 @@ const (
 // records. Headers alias bbolt memory and die with the transaction.
 type walker struct {
 	c   *bolt.Cursor
-	tx  *bolt.Tx
+	rb  recordBuckets
 	f   *filter
 	log *zap.Logger
 }
@@ -359,9 +359,9 @@ func (w *walker) matchFrom(asc bool, k, v []byte) (header, bool) {
 	for ; k != nil; k, v = w.step(asc) {
 		// An index key is the record's sequence, so a body is read by it
 		// directly; records of the earlier layout are found by their id.
-		raw := w.tx.Bucket(bRecords).Get(k)
+		raw := w.rb.records.Get(k)
 		if raw == nil {
-			ref, ok := recordByID(w.tx, v)
+			ref, ok := w.rb.byID(v)
 			if !ok {
 				continue
 			}
@@ -390,7 +390,7 @@ func (w *walker) step(asc bool) ([]byte, []byte) {
 func (s *Store) GetPrompt(id string) (*Prompt, error) {
 	var p *Prompt
 	err := s.db.View(func(tx *bolt.Tx) error {
-		ref, ok := recordByID(tx, []byte(id))
+		ref, ok := recordBucketsOf(tx).byID([]byte(id))
 		if !ok {
 			return fmt.Errorf("%w: prompt %q", ErrNotFound, id)
 		}
@@ -411,10 +411,11 @@ func (s *Store) GetPrompt(id string) (*Prompt, error) {
 func (s *Store) Chain(id string) ([]*Prompt, error) {
 	var chain []*Prompt
 	err := s.db.View(func(tx *bolt.Tx) error {
+		rb := recordBucketsOf(tx)
 		seen := make(map[string]bool)
 		cur := id
 		for len(chain) < MaxChain && !seen[cur] {
-			ref, ok := recordByID(tx, []byte(cur))
+			ref, ok := rb.byID([]byte(cur))
 			if !ok {
 				if len(chain) == 0 {
 					return fmt.Errorf("%w: prompt %q", ErrNotFound, id)

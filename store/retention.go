@@ -44,6 +44,7 @@ func (s *Store) sweep(now time.Time) (int, error) {
 		n := 0
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			expiry := tx.Bucket(bExpiry)
+			rb := recordBucketsOf(tx)
 			var keys [][]byte
 			c := expiry.Cursor()
 			for k, _ := c.First(); k != nil && len(keys) < sweepChunk; k, _ = c.Next() {
@@ -56,7 +57,7 @@ func (s *Store) sweep(now time.Time) (int, error) {
 			}
 			for _, k := range keys {
 				id := k[8:]
-				if ref, ok := recordByID(tx, id); ok {
+				if ref, ok := rb.byID(id); ok {
 					h, err := parseHeader(ref.body)
 					// A record replaced since it was indexed has its own
 					// expiry entry; only the matching one deletes it.
@@ -64,7 +65,7 @@ func (s *Store) sweep(now time.Time) (int, error) {
 						if err := unindex(tx, string(id), h); err != nil {
 							return err
 						}
-						if err := deleteRecord(tx, id, ref); err != nil {
+						if err := rb.delete(id, ref); err != nil {
 							return err
 						}
 					}

@@ -135,7 +135,7 @@ func (nopObserver) Rejected()                           {}
 var (
 	bMeta = []byte("meta")
 	// bPrompts maps a record's id to its commit sequence (8 bytes, big
-	// endian), the key of its body in bRecords; see recordByID.
+	// endian), the key of its body in bRecords; see recordBuckets.byID.
 	bPrompts = []byte("prompts")
 	// bRecords holds record bodies by commit sequence, so the writer only
 	// ever appends to it.

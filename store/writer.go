@@ -342,6 +342,7 @@ func (s *Store) writeBatch(batch []*record) error {
 		// Bodies are appended in sequence order: full pages waste nothing
 		// and are never split again.
 		records.FillPercent = 1
+		rb := recordBuckets{prompts: prompts, records: records}
 		sets := tx.Bucket(bScannerSets)
 		orgIdx := tx.Bucket(bOrgIdx)
 		userIdx := tx.Bucket(bUserIdx)
@@ -365,7 +366,7 @@ func (s *Store) writeBatch(batch []*record) error {
 		var ek []byte
 		for _, r := range batch {
 			var seq uint64
-			if old, ok := recordByID(tx, r.key); ok {
+			if old, ok := rb.byID(r.key); ok {
 				if h, err := parseHeader(old.body); err == nil {
 					seq = h.seq
 					if err := unindex(tx, r.id, h); err != nil {
