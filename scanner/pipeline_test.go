@@ -540,7 +540,6 @@ func TestVerdictCache(t *testing.T) {
 				dir = Output
 			}
 			first := p.Screen(context.Background(), conv, dir)
-			cache.Wait()
 			calls := tt.sc.calls.Load()
 			second := p.Screen(context.Background(), conv, dir)
 			rescans := tt.sc.calls.Load() - calls
@@ -571,7 +570,6 @@ func TestVerdictCachePartialGroup(t *testing.T) {
 	if res := p.Screen(context.Background(), userConv("bad", "fine"), Input); res.Outcome != Blocked {
 		t.Fatalf("outcome %s", res.Outcome)
 	}
-	cache.Wait()
 	if a.calls.Load() != 2 || b.calls.Load() != 1 {
 		t.Fatalf("calls a=%d b=%d, want 2 and 1", a.calls.Load(), b.calls.Load())
 	}
@@ -619,7 +617,6 @@ func TestVerdictCacheKey(t *testing.T) {
 	base := build("cfg1", "1", Input, Output)
 	conv := &Conversation{Messages: []Message{{Role: RoleAssistant, Text: "bad"}}}
 	base.Screen(context.Background(), conv, Input)
-	cache.Wait()
 	tests := []struct {
 		name     string
 		p        *Pipeline
@@ -731,7 +728,6 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 		conv := userConv(turns...)
 		p.Screen(context.Background(), conv, Input)
-		cache.Wait()
 		// The newest turn is rewritten in place each iteration so that it
 		// misses without allocating a new string. Safe here: the cache
 		// keeps hashes, never the text, and nothing else retains it.

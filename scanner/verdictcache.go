@@ -137,11 +137,6 @@ func newVerdictTable(maxBytes int64) *verdictTable {
 // ignored.
 func (vc *VerdictCache) Close() { vc.tab.Store(nil) }
 
-// Wait returns once verdicts stored so far are visible to lookups. Stores
-// are synchronous, so that is at once; it remains for callers written for
-// a cache that applied writes in the background.
-func (vc *VerdictCache) Wait() {}
-
 // Clear drops every entry (for example after a scanner's rules changed
 // without a version bump).
 func (vc *VerdictCache) Clear() {

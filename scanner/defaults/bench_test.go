@@ -130,7 +130,6 @@ func BenchmarkDefaultPipeline(b *testing.B) {
 		conv := &scanner.Conversation{Messages: append(msgs, scanner.Message{Role: scanner.RoleUser})}
 		// Warm the cache with the 19 earlier messages.
 		screen(b, p, &scanner.Conversation{Messages: msgs})
-		cache.Wait()
 		buf := make([]byte, 0, len(turn))
 		b.ReportAllocs()
 		i := 0
