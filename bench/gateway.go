@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/promptwall/promptwall/scanner/defaults"
 )
 
 // level is one configuration under test.
@@ -39,15 +41,23 @@ func levels() []level {
 		{Name: "L2", Title: "promptwall, endpoint with no scanners",
 			global: "endpoint bare {\n\t\t}", site: "promptwall bare\n\treverse_proxy {upstream}"},
 		{Name: "L3", Title: "promptwall, default scanner set on the request",
-			global: "endpoint request {\n" +
-				"\t\t\tscanner secrets\n" +
-				"\t\t\tscanner invisible_text {\n\t\t\t\tmode modify\n\t\t\t}\n" +
-				"\t\t\tscanner prompt_injection {\n\t\t\t\tmode flag\n\t\t\t}\n" +
-				"\t\t\tscanner pii {\n\t\t\t\tmode flag\n\t\t\t}\n\t\t}",
-			site: "promptwall request\n\treverse_proxy {upstream}"},
+			global: requestOnlyDefaults(), site: "promptwall request\n\treverse_proxy {upstream}"},
 		{Name: "L4", Title: "promptwall, built-in default endpoint (request and answer)",
 			site: "promptwall\n\treverse_proxy {upstream}"},
 	}
+}
+
+// requestOnlyDefaults is an endpoint "request" with the built-in default
+// scanners in their default modes, screening requests only. It is built
+// from the default set itself, so L3 follows it when it changes.
+func requestOnlyDefaults() string {
+	var b strings.Builder
+	b.WriteString("endpoint request {\n")
+	for _, e := range defaults.Entries() {
+		fmt.Fprintf(&b, "\t\t\tscanner %s {\n\t\t\t\tmode %s\n\t\t\t\tdirection input\n\t\t\t}\n", e.Module, e.Setting.Mode)
+	}
+	b.WriteString("\t\t}")
+	return b.String()
 }
 
 // gateway is one running Caddy process.
