@@ -39,6 +39,7 @@ func main() {
 	window := flag.Int("window", 0, "scoring window in bytes (0: default)")
 	lambda := flag.Float64("lambda", 0, "L2 penalty (0: default)")
 	epochs := flag.Int("epochs", 0, "SGD epochs (0: default)")
+	extra := flag.String("extra", "scanner/injection/testdata/handwritten.jsonl", "hand-written examples, trained on in every fold and never scored (\"\" for none)")
 	dry := flag.Bool("n", false, "cross-validate only, do not write the model")
 	showErrors := flag.Bool("errors", false, "list the texts cross-validation gets wrong (first 160 bytes)")
 	flag.Parse()
@@ -50,6 +51,11 @@ func main() {
 		log.Fatal(err)
 	}
 	opt := injection.TrainOptions{Window: *window, Lambda: *lambda, Epochs: *epochs, Exclude: injection.LogicViolating}
+	if *extra != "" {
+		if opt.Extra, err = dataset.ReadJSONL[injection.Example](*extra); err != nil {
+			log.Fatal(err)
+		}
+	}
 
 	start := time.Now()
 	probs := injection.CrossValidate(examples, *folds, opt)

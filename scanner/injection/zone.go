@@ -1,0 +1,112 @@
+package injection
+
+import (
+	"strings"
+
+	"github.com/promptwall/promptwall/scanner"
+)
+
+// Where a text comes from decides what an imperative in it means. A user's
+// own request ("encode your answer in base64", "rewrite your previous
+// response") is an ordinary instruction however it is worded; the same
+// words inside an e-mail, a table, a web page or a tool's result that the
+// user pasted for the assistant to work on address the assistant behind the
+// user's back: a planted injection. The model therefore sees a text in two
+// zones: the request, and the content after it. Features found in the
+// content zone count twice: once with the weight every zone shares, and once
+// with a weight of their own, learned from content with and without planted
+// instructions (the BIPIA twins), so "your answer" in an e-mail weighs
+// heavily while "your answer" in a request does not.
+
+// Limits of the request/content split of a user message.
+const (
+	// maxLead is how far into a message the end of the user's own request
+	// is looked for; a first paragraph longer than this is not a question
+	// in front of pasted content.
+	maxLead = 512
+	// minContent is the least content worth a zone of its own.
+	minContent = 40
+)
+
+// contentStart returns the offset in the original text where content that
+// the user pasted or a tool returned begins, len(text) when there is none.
+// Tool results are content from their first byte. In a user message the
+// content is what follows the user's request: after the first blank line,
+// after a colon that introduces a quote, a code fence, markup or a table,
+// or at a code fence, within the first maxLead bytes.
+func contentStart(text string, role scanner.Role) int {
+	if role == scanner.RoleTool {
+		return 0
+	}
+	if role == scanner.RoleSystem || role == scanner.RoleAssistant {
+		return len(text)
+	}
+	lead := text[:min(len(text), maxLead)]
+	best := len(text)
+	if i := strings.Index(lead, "\n\n"); i > 0 {
+		best = i + 2
+	} else if i := strings.Index(lead, "\n\r\n"); i > 0 {
+		best = i + 3
+	}
+	if i := strings.Index(lead, "```"); i > 0 && i < best {
+		best = i
+	}
+	for i := 0; i < min(best, len(lead)); i++ {
+		if lead[i] != ':' {
+			continue
+		}
+		j := i + 1
+		for j < len(lead) && (lead[j] == ' ' || lead[j] == '\t') {
+			j++
+		}
+		if j < len(lead) && strings.IndexByte("\n'\"`<{[|", lead[j]) >= 0 {
+			best = j
+			break
+		}
+	}
+	for best < len(text) && strings.IndexByte(" \t\r\n", text[best]) >= 0 {
+		best++
+	}
+	if len(text)-best < minContent {
+		return len(text)
+	}
+	return best
+}
+
+// foldedOffset maps an offset of the original text to the first offset of
+// view at or after it; the view's map to the original is monotone.
+func foldedOffset(view *scanner.View, orig int) int {
+	lo, hi := 0, len(view.S)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if a, _ := view.Span(mid, mid+1); a < orig {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// contentZone returns where the content zone of text begins in its folded
+// view, len(view.S) for none.
+func contentZone(text *scanner.Text, view *scanner.View, role scanner.Role) int {
+	return foldedZone(view, contentStart(text.Original, role), len(text.Original))
+}
+
+// foldedZone maps the start cs of the content zone in an original text of n
+// bytes to its folded view.
+func foldedZone(view *scanner.View, cs, n int) int {
+	switch {
+	case cs >= n:
+		return len(view.S)
+	case cs == 0:
+		return 0
+	}
+	return foldedOffset(view, cs)
+}
+
+// zoneBucket is the content zone's own bucket of a feature's bucket.
+func zoneBucket(b uint32, bits uint8) uint32 {
+	return mix(uint64(b)^seedZone, bits)
+}
