@@ -26,6 +26,9 @@ type Example struct {
 	// Category is the data set's slash path; its first segments name the
 	// family the figures are reported by and the folds are stratified on.
 	Category string `json:"category"`
+	// Source is the data set row's origin, "owner/repo:path"; its
+	// repository is the source family leave-one-source-out holds out.
+	Source string `json:"source,omitempty"`
 	// Role is the role of the message the text was sent in ("user" when
 	// empty; "tool" for a tool's result), which places its content zone.
 	Role string `json:"role,omitempty"`
@@ -375,9 +378,46 @@ func prepareAll(examples []Example, o TrainOptions) ([]prepared, []int) {
 // a training and a test fold (see Groups). Excluded examples are never
 // trained on but are scored by the model of the fold they fall in.
 func CrossValidate(examples []Example, k int, o TrainOptions) []float64 {
+	return crossValidate(examples, Folds(examples, k), k, o)
+}
+
+// SourceFamily is the repository a row comes from ("microsoft/BIPIA"), or
+// its category's first segment when the row names no source.
+func SourceFamily(ex Example) string {
+	if repo, _, ok := strings.Cut(ex.Source, ":"); ok {
+		return repo
+	}
+	first, _, _ := strings.Cut(ex.Category, "/")
+	return first
+}
+
+// LeaveOneSourceOut returns every example's probability from a model
+// trained without any row of its source family (SourceFamily): the figure
+// for text unlike anything trained on, where random folds let a source's
+// style leak from training into test. It also returns the families in the
+// order of their folds.
+func LeaveOneSourceOut(examples []Example, o TrainOptions) ([]float64, []string) {
+	var names []string
+	index := map[string]int{}
+	fold := make([]int, len(examples))
+	for i, ex := range examples {
+		fam := SourceFamily(ex)
+		k, ok := index[fam]
+		if !ok {
+			k = len(names)
+			index[fam] = k
+			names = append(names, fam)
+		}
+		fold[i] = k
+	}
+	return crossValidate(examples, fold, len(names), o), names
+}
+
+// crossValidate scores every example with the model trained on the folds
+// other than its own.
+func crossValidate(examples []Example, fold []int, k int, o TrainOptions) []float64 {
 	o = o.withDefaults()
 	data, _ := prepareAll(append(slices.Clip(examples), o.Extra...), o)
-	fold := Folds(examples, k)
 	probs := make([]float64, len(examples))
 	for f := 0; f < k; f++ {
 		var train []int
