@@ -106,6 +106,10 @@ type sparse struct {
 	idx  []uint32
 	val  []float32
 	fams uint32
+	// content: the window starts in the content zone.
+	content bool
+	// n is the number of feature occurrences in the window.
+	n int32
 }
 
 // prepared holds the training vectors of one example: its windows as the
@@ -113,6 +117,9 @@ type sparse struct {
 type prepared struct {
 	windows []sparse
 	label   int
+	// planted: an attack known to sit in the content zone; only windows
+	// there can be its attack window.
+	planted bool
 }
 
 // prepare featurizes an example the way Model.score does: the folded view,
@@ -128,7 +135,8 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 	toks := out.toks
 	sc.hits = rules.match(s, toks, sc.hits[:0])
 	half, count := blockLayout(len(s), o.Window)
-	p := prepared{label: ex.Label}
+	fixed, _ := ex.Split()
+	p := prepared{label: ex.Label, planted: ex.Label == 1 && fixed != ""}
 	last := max(count-1, 1)
 	for k := 0; k < last; k++ {
 		in := func(pos int) bool {
@@ -156,6 +164,8 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 			v.val = append(v.val, c*norm)
 		}
 		v.fams = fams
+		v.n = int32(n)
+		v.content = count > 1 && k*half >= zone
 		p.windows = append(p.windows, v)
 	}
 	for _, h := range sc.hits {
@@ -181,6 +191,8 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 			v.idx = append(v.idx, b)
 			v.val = append(v.val, c*norm)
 		}
+		v.content = a >= zone
+		v.n = int32(n)
 		p.windows = append(p.windows, v)
 	}
 	forContentWindows(feats, zone, len(s), func(a, e, i, j int) {
@@ -199,6 +211,8 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 			v.idx = append(v.idx, b)
 			v.val = append(v.val, c*norm)
 		}
+		v.content = true
+		v.n = int32(j - i)
 		p.windows = append(p.windows, v)
 	})
 	return p
@@ -240,13 +254,16 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 	for f := range fw {
 		fw[f] = families[f%int(numFamilies)].prior
 	}
+	var sw [2][sizeBuckets]float64
 	scale := 1.0
 	bias := 0.0
 	// An attack is one window of its text, not all of them: the rest of a
 	// long jailbreak or of an e-mail with one planted sentence is ordinary
 	// text. So an attack is one training item whose window is, at each
 	// step, the one the model scores highest (multiple-instance learning);
-	// every window of a benign text is an item of its own.
+	// every window of a benign text is an item of its own. A planted
+	// attack's window is looked for in the content zone only: the user's
+	// question in front of it is the same in its clean twin.
 	type item struct {
 		ex, win int // win < 0: the best-scoring window of an attack
 	}
@@ -277,7 +294,7 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 		for j, b := range x.idx {
 			s += v[b] * float64(x.val[j])
 		}
-		s = s*scale + bias
+		s = s*scale + bias + sw[ruleHit(x.fams)][sizeBucket(x.n)]
 		for bits := x.fams; bits != 0; bits &= bits - 1 {
 			if f, ok := famIndex(mathbits.TrailingZeros32(bits)); ok {
 				s += fw[f]
@@ -295,6 +312,9 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 			} else {
 				best := math.Inf(-1)
 				for _, w := range data[it.ex].windows {
+					if data[it.ex].planted && !w.content {
+						continue
+					}
 					if d := dot(w); d > best {
 						best, x = d, w
 					}
@@ -320,6 +340,8 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 				v[b] -= step * float64(x.val[j])
 			}
 			bias -= eta * g * 0.1
+			row, b := ruleHit(x.fams), sizeBucket(x.n)
+			sw[row][b] -= eta * (g + famLambda*sw[row][b])
 			var hit [2 * numFamilies]bool
 			for bits := x.fams; bits != 0; bits &= bits - 1 {
 				if f, ok := famIndex(mathbits.TrailingZeros32(bits)); ok {
@@ -342,6 +364,11 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 	}
 	q, qs := quantize(w)
 	m := &Model{spec: o.spec, window: o.Window, threshold: 0.5, bias: float32(bias), scale: qs, w: q}
+	for r := range sw {
+		for b := range sw[r] {
+			m.size[r][b] = float32(sw[r][b])
+		}
+	}
 	for f := range m.fam {
 		m.fam[f] = float32(fw[f])
 		m.famZone[f] = float32(fw[int(numFamilies)+f])

@@ -33,13 +33,18 @@ const (
 // Tool results are content from their first byte. In a user message the
 // content is what follows the user's request: after the first blank line,
 // after a colon that introduces a quote, a code fence, markup or a table,
-// or at a code fence, within the first maxLead bytes.
+// or at a code fence, within the first maxLead bytes. A message that opens
+// as a document does (mail headers, markup, a table, JSON, a code fence, a
+// traceback) is pasted content from its first byte.
 func contentStart(text string, role scanner.Role) int {
 	if role == scanner.RoleTool {
 		return 0
 	}
 	if role == scanner.RoleSystem || role == scanner.RoleAssistant {
 		return len(text)
+	}
+	if len(text) >= minContent && startsWithDocument(text) {
+		return 0
 	}
 	lead := text[:min(len(text), maxLead)]
 	best := len(text)
@@ -109,4 +114,22 @@ func foldedZone(view *scanner.View, cs, n int) int {
 // zoneBucket is the content zone's own bucket of a feature's bucket.
 func zoneBucket(b uint32, bits uint8) uint32 {
 	return mix(uint64(b)^seedZone, bits)
+}
+
+// documentOpenings are how a pasted document, rather than a request,
+// begins; compared case-insensitively after leading blanks.
+var documentOpenings = []string{
+	"subject:", "from:", "to:", "cc:", "date:", "email_from:", "received:",
+	"<", "|", "```", "{", "[", "traceback (most recent call last)", "---",
+}
+
+// startsWithDocument reports whether text opens as a document.
+func startsWithDocument(text string) bool {
+	t := strings.TrimLeft(text, " \t\r\n")
+	for _, o := range documentOpenings {
+		if len(t) >= len(o) && strings.EqualFold(t[:len(o)], o) {
+			return true
+		}
+	}
+	return false
 }
