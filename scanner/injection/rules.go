@@ -66,7 +66,10 @@ var ruleSource = []struct {
 	fam family
 	pat string
 }{
-	{famOverride, "ignore|disregard|forget|skip|override|bypass|neglect|overlook|omit|ignoring|disregarding|forgetting *4 instruction~|rule~|guideline~|direction~|prompt~|command~|constraint~|programming|directive~|guidance|context|order~"},
+	{famOverride, "ignore|disregard|forget|skip|override|bypass|neglect|overlook|omit|ignoring|disregarding|forgetting *4 instruction~|rule~|guideline~|direction~|prompt~|command~|constraint~|programming|directive~|guidance|context|order~|polic~|training|restriction~|filter~"},
+	{famOverride, "previous|prior|earlier|above|original|old instruction|instructions|rule|rules|prompt|prompts|directive|directives|guidelines|policy|policies *4 cancelled|canceled|void|revoked|outdated|obsolete|invalid|overridden|replaced|suspended|lifted"},
+	{famOverride, "instead of *2 summarizing|summarising|translating|answering|following|doing|completing"},
+	{famOverride, "stop|quit|drop what you are|re doing"},
 	{famOverride, "ignore|disregard|forget|ignoring|disregarding all|everything|any of? the|your|that|what? previous|prior|above|preceding|foregoing|earlier|before|said"},
 	{famOverride, "ignore|disregard|forget|ignoring|disregarding all|everything|your previous|prior|above|preceding|foregoing|earlier|said"},
 	{famOverride, "ignore|disregard|forget|ignoring|disregarding the|that|what above|preceding|foregoing|said"},
@@ -85,6 +88,9 @@ var ruleSource = []struct {
 	{famJailbreak, "two|2|both responses|answers|paragraphs|ways|outputs"},
 	{famUnrestricted, "no|without|free|not|any|zero of|from|bound|any? by? any|all? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
 	{famUnrestricted, "uncensored|amoral|unethical|unfiltered|unrestricted|unbounded|immoral|unhinged|unlimited"},
+	{famUnrestricted, "safety|content|security|ethical|moderation module~|filter~|check~|guardrail~|restriction~|polic~|system~ *2 disabled|off|removed|deactivated|lifted|suspended|bypassed"},
+	{famUnrestricted, "disable|deactivate|remove|bypass|skip|lift *3 filter~|safety|guardrail~|restriction~|moderation|censorship"},
+	{famUnrestricted, "no|without remorse|disclaimer~|scruples"},
 	{famUnrestricted, "ignore|ignores|ignoring|bypass|bypasses|violate|violates|break|breaks|circumvent|disregard|disregards|against *3 openai|openais|content|usage|safety|ethical|ethics|moral polic~|filter~|guideline~|rule~|restriction~|safeguard~|principles"},
 	{famUnrestricted, "doesn|dont|don|does|do not? t? care|abide|adhere|comply|follow *4 ethic~|moral~|legal~|polic~|law~|rule~|guideline~|restriction~"},
 	{famUnrestricted, "not|never refuse|decline|deny *3 request~|question~|anything|prompt~"},
@@ -98,6 +104,10 @@ var ruleSource = []struct {
 	{famExtraction, "repeat|print|output|write|copy|echo|recite|display|show everything|all|the *2 above|prior|preceding"},
 	{famExtraction, "repeat|print|output|write|copy|echo|recite|display|show everything|all *2 before|so"},
 	{famExtraction, "system prompt~|message|instruction~"},
+	{famExtraction, "paste|list|quote|translate|convert|summarize|summarise|rewrite|encode|spell|copy|output|print|show|share|send|echo|dump|reveal|tell *3 your *3 instruction~|prompt~|rule~|guideline~|configuration|setup|directive~|pre-prompt|preprompt"},
+	{famExtraction, "your context window|history|memory"},
+	{famExtraction, "rule|rules|instruction|instructions|prompt|directive|directives|guidelines you were|have|ve been? given|told|taught|instructed|programmed"},
+	{famExtraction, "developer|developers|creator|creators|operator|operators|company|admin|administrator gave|told|taught|instructed|wrote|programmed you"},
 	{famExtraction, "what|how *2 were|are|is you|your told|instructed|programmed|configured|prompted|initial|original"},
 	{famExtraction, "what|how *2 were|are|is you|your system prompt~|message~|instruction~"},
 	{famSecret, "password|passwords|passcode|passcodes|passphrase|passkey|pin|credential|credentials|secret|secrets|api|access|private *2 key~|token~|code|word|phrase"},

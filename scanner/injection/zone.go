@@ -120,10 +120,14 @@ func zoneBucket(b uint32, bits uint8) uint32 {
 // begins; compared case-insensitively after leading blanks.
 var documentOpenings = []string{
 	"subject:", "from:", "to:", "cc:", "date:", "email_from:", "received:",
-	"<", "|", "```", "{", "[", "traceback (most recent call last)", "---",
+	"| ", "```", "traceback (most recent call last)", "<!doctype", "<html",
+	"<?xml", "{\"", "[{",
 }
 
-// startsWithDocument reports whether text opens as a document.
+// startsWithDocument reports whether text opens as a document: a mail
+// header, a table row, a code fence, a traceback, markup or JSON. A bracket
+// or an angle bracket alone is not enough: "[admin override]" and
+// "<|system|>" open attacks typed by hand.
 func startsWithDocument(text string) bool {
 	t := strings.TrimLeft(text, " \t\r\n")
 	for _, o := range documentOpenings {
@@ -131,5 +135,12 @@ func startsWithDocument(text string) bool {
 			return true
 		}
 	}
+	// A tag: '<' and a letter, then the tag's name up to '>' or a blank.
+	if len(t) > 2 && t[0] == '<' && (isASCIILetter(t[1]) || t[1] == '/') {
+		end := strings.IndexAny(t, "> \n")
+		return end > 1 && !strings.ContainsAny(t[1:end], "|")
+	}
 	return false
 }
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
