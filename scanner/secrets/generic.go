@@ -163,7 +163,7 @@ func notLiteral(a assignment, v string) bool {
 	} else if strings.Contains(v, "'$") || strings.Contains(v, " + ") || strings.Contains(v, "\" +") {
 		return true
 	}
-	if strings.EqualFold(v, a.key) {
+	if strings.EqualFold(v, a.key) || isReference(v) {
 		return true
 	}
 	lv := lowerASCII(v)
@@ -173,6 +173,20 @@ func notLiteral(a assignment, v string) bool {
 		}
 	}
 	return strings.Contains(lv, "env[") || strings.Contains(lv, "env.") || strings.Contains(lv, "environ") || strings.Contains(lv, "getenv")
+}
+
+// isReference reports values that say where a secret is kept rather than
+// what it is: a URL, a file path, an ARN.
+func isReference(v string) bool {
+	if strings.Contains(v, "://") || strings.HasPrefix(v, "arn:") {
+		return true
+	}
+	for _, p := range []string{"/", "./", "../", "~/"} {
+		if rest, ok := strings.CutPrefix(v, p); ok && strings.Contains(rest, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 // placeholders are values that stand for "no secret here"; compared after
@@ -283,10 +297,59 @@ func matchSecret(s string, ks, ke int, th float64) (int, int, bool) {
 	if len(v) < 10 || notLiteral(a, v) || !isTokenChars(v) || !hasDigit(v) || isWordy(v) {
 		return 0, 0, false
 	}
-	if entropy(v) < math.Min(th, math.Log2(float64(len(v)))-0.7) {
+	if entropy(v) < math.Min(th, math.Log2(float64(len(v)))-0.7) || isSequential(v) {
 		return 0, 0, false
 	}
 	return a.vs, a.ve, true
+}
+
+// isSequential reports the placeholders people type for a key of the
+// right length: runs that count up ("123456789abcdef", "abcdefgh") or
+// interleave two such runs ("a1b2c3d4e5f6"). At least 60% of the bytes
+// must continue a run at distance one or two.
+func isSequential(v string) bool {
+	if len(v) < 8 {
+		return false
+	}
+	n := 0
+	for i := 2; i < len(v); i++ {
+		if v[i] == v[i-1]+1 || v[i] == v[i-2]+1 {
+			n++
+		}
+	}
+	return n*10 >= (len(v)-2)*6
+}
+
+// keyNameSkip are name parts that make "key" a database, cache or UI key,
+// or a public key, rather than a secret. Compared lower-cased.
+var keyNameSkip = []string{"public", "primary", "foreign", "sort", "partition", "cache", "idempot", "key_id", "keyid", "hotkey", "keycode", "keyname", "key_name"}
+
+// matchKey finds a machine-generated secret assigned to a name whose last
+// word is "key" (license_key, DEVELOPER_KEY, facebook.key, PrivateKey):
+// the rules of matchSecret, with at least 16 bytes, since "key" names far
+// more non-secrets than "secret" does.
+func matchKey(s string, ks, ke int, th float64) (int, int, bool) {
+	if !keywordSegment(s, ks, ke) {
+		return 0, 0, false
+	}
+	a, ok := parseAssignment(s, ks, ke)
+	if !ok || a.ve-a.vs < 16 {
+		return 0, 0, false
+	}
+	// A key is a base64 or hex blob; "126031192_live-part" is an
+	// identifier scheme of some provider, left to its rule.
+	for i := a.vs; i < a.ve; i++ {
+		if c := s[i]; !(isLetter(c) || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return 0, 0, false
+		}
+	}
+	lk := lowerASCII(a.key)
+	for _, w := range keyNameSkip {
+		if strings.Contains(lk, w) {
+			return 0, 0, false
+		}
+	}
+	return matchSecret(s, ks, ke, th)
 }
 
 // isWordy reports identifiers made of lower-case words (bearer_token_v2,
@@ -433,4 +496,43 @@ func matchURI(conn bool) func(s string, ks, ke int, th float64) (int, int, bool)
 		ps, pe, c, ok := uriCredentials(s, ks)
 		return ps, pe, ok && c == conn
 	}
+}
+
+// matchJWTSecret finds the key a service signs its JWTs with, assigned
+// under a name or section about JWTs: JWT_SECRET=..., jwt_signing_key:
+// ..., or "secret:" nested under a "jwt:" section in YAML. People choose
+// these by hand ("development#product"), so no entropy is asked for;
+// what the value must not be is a reference or a placeholder.
+func matchJWTSecret(s string, ks, ke int, _ float64) (int, int, bool) {
+	end := min(len(s), ke+48)
+	for i := ke; i < end; i++ {
+		c := s[i]
+		if !isIdent(c) && c != ':' && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '"' && c != '\'' {
+			return 0, 0, false
+		}
+		w := 0
+		switch {
+		case hasWordFold(s, i, "secret"):
+			w = 6
+		case hasWordFold(s, i, "key"):
+			w = 3
+		default:
+			continue
+		}
+		a, ok := parseAssignment(s, i, i+w)
+		if !ok {
+			return 0, 0, false
+		}
+		v := s[a.vs:a.ve]
+		if len(v) < 6 || notLiteral(a, v) || !a.quoted && len(v) < 8 {
+			return 0, 0, false
+		}
+		return a.vs, a.ve, true
+	}
+	return 0, 0, false
+}
+
+// hasWordFold reports whether s has word w, in any ASCII case, at i.
+func hasWordFold(s string, i int, w string) bool {
+	return i+len(w) <= len(s) && strings.EqualFold(s[i:i+len(w)], w)
 }

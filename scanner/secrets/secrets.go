@@ -83,6 +83,7 @@ type Config struct {
 // concurrent use.
 type Scanner struct {
 	rules     []*rule
+	scans     []*rule                // rules that walk the whole text (rule.scan)
 	kw        *ahocorasick.Automaton // keywords, matched in any ASCII case
 	kwRules   [][]uint16             // keyword id -> indexes into rules
 	threshold float64
@@ -112,7 +113,12 @@ func Groups() []string {
 }
 
 // New validates cfg and builds a Scanner.
-func New(cfg Config) (*Scanner, error) {
+func New(cfg Config) (*Scanner, error) { return newScanner(cfg, nil) }
+
+// newScanner builds a Scanner without the rules drop reports true for, so
+// the quality tests can measure a rule's examples with the rules derived
+// from them absent.
+func newScanner(cfg Config, drop func(id string) bool) (*Scanner, error) {
 	s := &Scanner{threshold: cfg.EntropyThreshold}
 	if s.threshold == 0 {
 		s.threshold = DefaultEntropyThreshold
@@ -141,11 +147,17 @@ func New(cfg Config) (*Scanner, error) {
 	for i := range rules {
 		r := &rules[i]
 		switch {
+		case drop != nil && drop(r.id):
+			continue
 		case r.group == groupGeneric:
 			if !generic {
 				continue
 			}
 		case len(want) > 0 && !want[r.group]:
+			continue
+		}
+		if r.scan != nil {
+			s.scans = append(s.scans, r)
 			continue
 		}
 		ri := uint16(len(s.rules))
@@ -189,7 +201,29 @@ func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding,
 		return scanner.Finding{}, err
 	}
 	view := t.Text.Canonical()
-	text := view.S
+	hits, text := s.find(view.S)
+	if len(hits) == 0 {
+		return scanner.Finding{}, nil
+	}
+	f := scanner.Finding{Detected: true, Matches: make([]scanner.Match, len(hits))}
+	var kinds []string
+	for i, h := range hits {
+		start, end := view.Span(text.span(h.start, h.end))
+		f.Matches[i] = scanner.Match{Start: start, End: end, Kind: h.rule.kind, Score: h.rule.score}
+		f.Score = max(f.Score, h.rule.score)
+		if !slices.Contains(kinds, h.rule.kind) {
+			kinds = append(kinds, h.rule.kind)
+		}
+	}
+	f.Reason = fmt.Sprintf("%d secret(s) found: %s", len(hits), strings.Join(kinds, ", "))
+	return f, nil
+}
+
+// find returns the secrets in s, resolved, with offsets into the returned
+// view of s (s without the control characters that split a token).
+func (s *Scanner) find(orig string) ([]hit, controlView) {
+	cv := dropControls(orig)
+	text := cv.s
 	var hits []hit
 	// scanned[r] is how far rule r's unanchored windows have been searched,
 	// so dense keywords do not rescan the same bytes.
@@ -210,25 +244,13 @@ func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding,
 			return true
 		})
 	}
+	for _, r := range s.scans {
+		hits = r.scan(text, s.threshold, r, hits)
+	}
 	if len(hits) == 0 {
-		return scanner.Finding{}, nil
+		return nil, cv
 	}
-	hits = s.resolve(text, hits)
-	if len(hits) == 0 {
-		return scanner.Finding{}, nil
-	}
-	f := scanner.Finding{Detected: true, Matches: make([]scanner.Match, len(hits))}
-	var kinds []string
-	for i, h := range hits {
-		start, end := view.Span(h.start, h.end)
-		f.Matches[i] = scanner.Match{Start: start, End: end, Kind: h.rule.kind, Score: h.rule.score}
-		f.Score = max(f.Score, h.rule.score)
-		if !slices.Contains(kinds, h.rule.kind) {
-			kinds = append(kinds, h.rule.kind)
-		}
-	}
-	f.Reason = fmt.Sprintf("%d secret(s) found: %s", len(hits), strings.Join(kinds, ", "))
-	return f, nil
+	return s.resolve(text, hits), cv
 }
 
 // apply runs rule ri at a keyword hit [ks, ke) and appends what it finds.

@@ -72,7 +72,8 @@ func TestScan(t *testing.T) {
 		// Near misses.
 		{"aws id too short", "AKIAZ3MHQ7TX4KD2WQ5", nil, ""},
 		{"aws id lowercase", "akiaz3mhq7tx4kd2wq5n", nil, ""},
-		{"github prefix in word", "xghp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg", nil, ""},
+		// Not a GitHub token, but still a provider-shaped random token.
+		{"github prefix in word", "xghp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg", []string{"xghp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg"}, "GENERIC_TOKEN"},
 		{"github too short", "ghp_XIxB7KMNdAr3zq", nil, ""},
 		{"password prose", "Please rotate the password every month; the token expires.", nil, ""},
 		{"password variable", "password = os.environ['DB_PASSWORD']", nil, ""},

@@ -1,0 +1,109 @@
+package secrets
+
+// Control characters inside a token ("AKIAZ7VR\x00SQ4L...") are invisible
+// in most viewers and in logs, yet they break every pattern that expects
+// the token's bytes to be contiguous. The scanner matches on the text
+// without them and maps offsets back. Tab, line feed, carriage return,
+// vertical tab and form feed are whitespace and stay: a key split across
+// lines is two fragments, not a hidden key.
+
+// controlView is a text with its control characters removed, and the map
+// of its offsets back to the text it came from.
+type controlView struct {
+	s string
+	// cuts lists, in order, the offsets of s at which control bytes were
+	// removed and how many bytes had been removed up to there in total.
+	// Empty means s is the original.
+	cuts []cut
+}
+
+type cut struct{ at, removed int32 }
+
+// isControl marks the bytes removed: C0 controls other than whitespace,
+// and DEL. C1 controls (U+0080-U+009F) are two bytes, 0xC2 0x80-0x9F.
+var isControl = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = c < '\t' || c > '\r'
+	}
+	t[0x7f] = true
+	return t
+}()
+
+// c1At reports whether s has a C1 control character at i.
+func c1At(s string, i int) bool {
+	return s[i] == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f
+}
+
+// dropControls returns s without control characters. It allocates only
+// when s has some.
+func dropControls(s string) controlView {
+	first := -1
+	for i := 0; i < len(s); i++ {
+		if isControl[s[i]] || c1At(s, i) {
+			first = i
+			break
+		}
+	}
+	if first < 0 || len(s) > maxViewLen {
+		return controlView{s: s}
+	}
+	b := make([]byte, 0, len(s))
+	b = append(b, s[:first]...)
+	var cv controlView
+	removed := 0
+	for i := first; i < len(s); {
+		n := 0
+		switch {
+		case isControl[s[i]]:
+			n = 1
+		case c1At(s, i):
+			n = 2
+		}
+		if n == 0 {
+			b = append(b, s[i])
+			i++
+			continue
+		}
+		removed += n
+		i += n
+		if k := len(cv.cuts); k > 0 && int(cv.cuts[k-1].at) == len(b) {
+			cv.cuts[k-1].removed = int32(removed)
+		} else {
+			cv.cuts = append(cv.cuts, cut{int32(len(b)), int32(removed)})
+		}
+	}
+	cv.s = string(b)
+	return cv
+}
+
+// maxViewLen keeps offsets within int32.
+const maxViewLen = 1<<31 - 1
+
+// at maps offset k of the view back to the original. A removed run maps
+// to the original offset just after it, so a span starting at a cut
+// starts at the token's first kept byte.
+func (v controlView) at(k int) int {
+	removed := 0
+	for _, c := range v.cuts {
+		if int(c.at) > k {
+			break
+		}
+		removed = int(c.removed)
+	}
+	return k + removed
+}
+
+// span maps a view span back to the original; control characters inside
+// the span are part of it, so a redaction covers them too.
+func (v controlView) span(start, end int) (int, int) {
+	if len(v.cuts) == 0 {
+		return start, end
+	}
+	os := v.at(start)
+	// The end maps to just after the last kept byte of the span.
+	oe := v.at(end-1) + 1
+	if end == start {
+		oe = os
+	}
+	return os, oe
+}

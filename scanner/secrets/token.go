@@ -1,0 +1,184 @@
+package secrets
+
+import (
+	"math"
+	"strings"
+)
+
+// Providers mint tokens in one shape: a short lower- or upper-case prefix
+// naming the provider and kind ("sk-ant-api03-", "dckr_pat_", "NRAK-",
+// "dp.pt.", "jina_"), then a long random body. matchPrefixed finds that
+// shape without knowing the provider, which is how a token of a provider
+// without a rule here is still caught. It walks the text once; runs of
+// token characters shorter than a token cost a table lookup per byte.
+
+// tokenByte marks the bytes a prefixed token is made of.
+var tokenByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+	}
+	return t
+}()
+
+// minPrefixedLen is the shortest run examined: a two-letter prefix, a
+// separator and a 20-byte body.
+const minPrefixedLen = 23
+
+// idPrefixes name identifiers and digests rather than credentials:
+// "sha256-<digest>", "user_<id>", "app-<hash>.css". Compared lower-cased.
+var idPrefixes = []string{
+	"sha", "sha1", "sha224", "sha256", "sha384", "sha512", "md5", "blake2b", "blake3", "crc32", "hash", "digest",
+	"commit", "rev", "ref", "id", "uuid", "guid", "user", "req", "request", "trace", "span", "build", "run",
+	"job", "file", "img", "image", "asset", "chunk", "cache", "etag", "test", "mock", "example", "sample",
+}
+
+// scanPrefixed appends every prefixed token of text to hits.
+func scanPrefixed(text string, th float64, r *rule, hits []hit) []hit {
+	for i := 0; i < len(text); {
+		if !tokenByte[text[i]] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && tokenByte[text[j]] {
+			j++
+		}
+		if j-i >= minPrefixedLen && (i == 0 || !isPathByte(text[i-1])) {
+			if vs, ve, ok := prefixedToken(text, i, j, th); ok {
+				hits = append(hits, hit{vs, ve, r})
+			}
+		}
+		i = j
+	}
+	return hits
+}
+
+// isPathByte reports bytes after which a token-shaped run is a path or a
+// fragment (a file name, an anchor), not a pasted credential.
+func isPathByte(c byte) bool { return c == '/' || c == '\\' || c == '#' || c == '@' }
+
+// prefixedToken checks the run text[i:j] and returns the token's span.
+func prefixedToken(text string, i, j int, th float64) (int, int, bool) {
+	run := strings.TrimRight(text[i:j], "._-")
+	// Prefix: one to four short segments, each starting with a letter,
+	// all of one case, ending at a separator.
+	k, segs := 0, 0
+	for segs < 4 {
+		e := k
+		lower, upper := false, false
+		for e < len(run) && e-k <= 10 && isWordByte(run[e]) && run[e] != '_' {
+			c := run[e]
+			lower = lower || c >= 'a' && c <= 'z'
+			upper = upper || c >= 'A' && c <= 'Z'
+			e++
+		}
+		if e == k || e-k > 10 || e >= len(run) || !isSeparator(run[e]) || !isLetter(run[k]) || lower && upper {
+			break
+		}
+		if segs == 0 && isIDPrefix(run[k:e]) || segs == 1 && isPublishable(run[:k], run[k:e]) {
+			return 0, 0, false
+		}
+		k, segs = e+1, segs+1
+	}
+	if segs == 0 {
+		return 0, 0, false
+	}
+	body := run[k:]
+	if isFileName(body) {
+		return 0, 0, false
+	}
+	var alnum, longest, seg, first int
+	var lower, upper, digit, nonHex bool
+	for n := 0; n < len(body); n++ {
+		c := body[n]
+		if isSeparator(c) {
+			if first == 0 {
+				first = seg
+			}
+			longest, seg = max(longest, seg), 0
+			continue
+		}
+		seg++
+		alnum++
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+			nonHex = nonHex || c > 'f'
+		default:
+			upper = true
+			nonHex = true
+		}
+	}
+	longest = max(longest, seg)
+	if first == 0 {
+		first = seg
+	}
+	// The random part starts right after the prefix: a short segment
+	// there ("live_126031192_...", "AQAAUPJ-iQc.") is an identifier
+	// scheme, not a provider prefix.
+	if alnum < 20 || first < 12 || !digit || isUUIDShaped(body) {
+		return 0, 0, false
+	}
+	// A hex body is a digest unless it is long; other bodies must mix
+	// cases or letters and digits at random.
+	if !nonHex && alnum < 32 || !lower && !upper {
+		return 0, 0, false
+	}
+	if entropy(body) < math.Min(th, math.Log2(float64(len(body)))-0.7) {
+		return 0, 0, false
+	}
+	return i, i + len(run), true
+}
+
+func isSeparator(c byte) bool { return c == '_' || c == '-' || c == '.' }
+
+func isIDPrefix(p string) bool {
+	lp := lowerASCII(p)
+	for _, w := range idPrefixes {
+		if lp == w {
+			return true
+		}
+	}
+	return false
+}
+
+// isFileName reports a body ending in a file extension (".png", ".js").
+func isFileName(body string) bool {
+	dot := strings.LastIndexByte(body, '.')
+	if dot < 0 || len(body)-dot-1 < 1 || len(body)-dot-1 > 4 {
+		return false
+	}
+	for _, c := range []byte(body[dot+1:]) {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// isUUIDShaped reports a body that is a UUID, which names a record far
+// more often than it authenticates anything.
+func isUUIDShaped(b string) bool {
+	if len(b) != 36 {
+		return false
+	}
+	for n := 0; n < 36; n++ {
+		c := b[n]
+		if n == 8 || n == 13 || n == 18 || n == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// isPublishable reports the prefixes of keys made to be published in web
+// pages ("pk_live_", "pk_test_"), which grant nothing secret.
+func isPublishable(first, second string) bool {
+	return lowerASCII(first) == "pk_" && (lowerASCII(second) == "live" || lowerASCII(second) == "test")
+}
