@@ -30,6 +30,10 @@ var idPrefixes = []string{
 	"sha", "sha1", "sha224", "sha256", "sha384", "sha512", "md5", "blake2b", "blake3", "crc32", "hash", "digest",
 	"commit", "rev", "ref", "id", "uuid", "guid", "user", "req", "request", "trace", "span", "build", "run",
 	"job", "file", "img", "image", "asset", "chunk", "cache", "etag", "test", "mock", "example", "sample",
+	// Payment and commerce object ids (Stripe's in_, cus_, ch_, pi_ ...).
+	"in", "inv", "cus", "ch", "pi", "pm", "py", "sub", "si", "evt", "txn", "price", "prod", "acct", "ord",
+	"order", "seti", "src", "re", "po", "ii", "il", "cs", "card", "ba", "tr", "tok", "msg", "thread",
+	"asst", "batch", "ft", "chatcmpl", "call", "resp",
 }
 
 // scanPrefixed appends every prefixed token of text to hits.
@@ -43,7 +47,9 @@ func scanPrefixed(text string, th float64, r *rule, hits []hit) []hit {
 		for j < len(text) && tokenByte[text[j]] {
 			j++
 		}
-		if j-i >= minPrefixedLen && (i == 0 || !isPathByte(text[i-1])) {
+		// After "//" the run starts a URL's authority, where a token
+		// stands as the user name (https://ghs_...@github.com).
+		if j-i >= minPrefixedLen && (i == 0 || !isPathByte(text[i-1]) || i >= 2 && text[i-2:i] == "//") && !labelledID(text, i) {
 			if vs, ve, ok := prefixedToken(text, i, j, th); ok {
 				hits = append(hits, hit{vs, ve, r})
 			}
@@ -181,4 +187,89 @@ func isUUIDShaped(b string) bool {
 // pages ("pk_live_", "pk_test_"), which grant nothing secret.
 func isPublishable(first, second string) bool {
 	return lowerASCII(first) == "pk_" && (lowerASCII(second) == "live" || lowerASCII(second) == "test")
+}
+
+// webhookWords are path segments after which a random segment of a URL
+// is the credential itself: whoever has a webhook URL can post to it.
+var webhookWords = []string{"webhook", "webhooks", "webhookb2", "hooks", "incomingwebhook", "services", "triggers", "workflows"}
+
+// matchURLToken finds a random segment in a URL path that authenticates
+// the request: after a webhook segment (".../webhook/<id>", Slack's
+// "/services/T../B../<secret>") or right after an API version
+// ("/api/v1/<device token>/telemetry").
+func matchURLToken(s string, ks, _ int, th float64) (int, int, bool) {
+	i := ks + 3
+	// Skip the authority.
+	for i < len(s) && i-ks < 256 && s[i] != '/' && !isURLStop(s[i]) {
+		i++
+	}
+	hint := false
+	prev := ""
+	for n := 0; n < 16 && i < len(s) && s[i] == '/'; n++ {
+		j := i + 1
+		for j < len(s) && j-i < 256 && s[j] != '/' && s[j] != '?' && s[j] != '#' && !isURLStop(s[j]) {
+			j++
+		}
+		seg := s[i+1 : j]
+		if hint && randomSegment(seg, th) {
+			return i + 1, j, true
+		}
+		lseg := lowerASCII(seg)
+		for _, w := range webhookWords {
+			hint = hint || lseg == w
+		}
+		hint = hint || isAPIVersion(lseg) && lowerASCII(prev) == "api"
+		prev = seg
+		i = j
+	}
+	return 0, 0, false
+}
+
+func isURLStop(c byte) bool {
+	return c <= ' ' || c == '"' || c == '\'' || c == '`' || c == '<' || c == '>' || c == '\\'
+}
+
+// isAPIVersion reports "v1", "v2", ...
+func isAPIVersion(seg string) bool { return len(seg) >= 2 && seg[0] == 'v' && isDigits(seg[1:]) }
+
+// randomSegment reports a path segment that looks generated: 20 or more
+// token bytes mixing letters and digits at high entropy, not a UUID (which
+// names a resource) and not hex shorter than 32.
+func randomSegment(seg string, th float64) bool {
+	if len(seg) < 20 || isUUIDShaped(seg) || isSequential(seg) {
+		return false
+	}
+	var letter, digit, nonHex bool
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case isLetter(c):
+			letter = true
+			nonHex = nonHex || !(c >= 'a' && c <= 'f')
+		case c == '_' || c == '-':
+		default:
+			return false
+		}
+	}
+	if !letter || !digit || !nonHex && len(seg) < 32 {
+		return false
+	}
+	return entropy(seg) >= math.Min(th, math.Log2(float64(len(seg)))-0.7)
+}
+
+// labelledID reports a run that the text itself calls an id ("Invoice
+// ID: in_...", "order_id=", `"invoiceId": "`): the name just before it
+// ends in the word "id".
+func labelledID(text string, i int) bool {
+	j := i
+	for j > 0 && i-j < 4 && strings.IndexByte(" :=\"'", text[j-1]) >= 0 {
+		j--
+	}
+	if j == i || j < 2 || !strings.EqualFold(text[j-2:j], "id") {
+		return false
+	}
+	// A word of its own or the last word of a name, not "paid" or "valid".
+	return j == 2 || !isLetter(text[j-3]) || text[j-2] == 'I'
 }
