@@ -37,13 +37,7 @@ func c1At(s string, i int) bool {
 // dropControls returns s without control characters. It allocates only
 // when s has some.
 func dropControls(s string) controlView {
-	first := -1
-	for i := 0; i < len(s); i++ {
-		if isControl[s[i]] || c1At(s, i) {
-			first = i
-			break
-		}
-	}
+	first := firstControl(s)
 	if first < 0 || len(s) > maxViewLen {
 		return controlView{s: s}
 	}
@@ -106,4 +100,34 @@ func (v controlView) span(start, end int) (int, int) {
 		oe = os
 	}
 	return os, oe
+}
+
+// firstControl returns the offset of the first control character of s,
+// or -1. It tests eight bytes at a time for a byte below 0x20 or at or
+// above 0x7f, and looks at single bytes only in words that have one (line
+// breaks, non-ASCII text). An exact test of the control set per word was
+// tried and was slower: words with a line break are too few to matter.
+func firstControl(s string) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		// Borrows and carries can flag a clean byte next to a flagged
+		// one; the byte loop decides.
+		if ((w-0x20*lo)&^w|(w+lo)|w)&hi == 0 {
+			continue
+		}
+		for j := i; j < i+8; j++ {
+			if isControl[s[j]] || c1At(s, j) {
+				return j
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		if isControl[s[i]] || c1At(s, i) {
+			return i
+		}
+	}
+	return -1
 }

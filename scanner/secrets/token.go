@@ -36,25 +36,35 @@ var idPrefixes = []string{
 	"asst", "batch", "ft", "chatcmpl", "call", "resp",
 }
 
-// scanPrefixed appends every prefixed token of text to hits.
+// scanPrefixed appends every prefixed token of text to hits. A token is a
+// run of at least minPrefixedLen token bytes, so the walk probes the last
+// byte of each window of that length: a probe that is not a token byte
+// rules the whole window out, and prose (a space every few bytes) costs a
+// few lookups per window instead of one per byte.
 func scanPrefixed(text string, th float64, r *rule, hits []hit) []hit {
-	for i := 0; i < len(text); {
-		if !tokenByte[text[i]] {
-			i++
+	for i := 0; i+minPrefixedLen <= len(text); {
+		p := i + minPrefixedLen - 1
+		if !tokenByte[text[p]] {
+			i = p + 1
 			continue
 		}
-		j := i + 1
-		for j < len(text) && tokenByte[text[j]] {
-			j++
+		// text[i-1] is never a token byte, so the run starts at or after i.
+		start := p
+		for start > i && tokenByte[text[start-1]] {
+			start--
 		}
-		// After "//" the run starts a URL's authority, where a token
-		// stands as the user name (https://ghs_...@github.com).
-		if j-i >= minPrefixedLen && (i == 0 || !isPathByte(text[i-1]) || i >= 2 && text[i-2:i] == "//") && !labelledID(text, i) {
-			if vs, ve, ok := prefixedToken(text, i, j, th); ok {
+		end := p + 1
+		for end < len(text) && tokenByte[text[end]] {
+			end++
+		}
+		if end-start >= minPrefixedLen && (start == 0 || !isPathByte(text[start-1]) || start >= 2 && text[start-2:start] == "//") && !labelledID(text, start) {
+			// After "//" the run starts a URL's authority, where a token
+			// stands as the user name (https://ghs_...@github.com).
+			if vs, ve, ok := prefixedToken(text, start, end, th); ok {
 				hits = append(hits, hit{vs, ve, r})
 			}
 		}
-		i = j
+		i = end + 1
 	}
 	return hits
 }
