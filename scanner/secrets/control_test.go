@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestFirstControl(t *testing.T) {
@@ -63,5 +64,37 @@ func TestDropControlsSpans(t *testing.T) {
 	}
 	if cv := dropControls("no controls here"); cv.cuts != nil || cv.s != "no controls here" {
 		t.Errorf("clean text rewritten: %+v", cv)
+	}
+}
+
+// TestScanSpansWithControls scans random mixes of tokens, control
+// characters and multi-byte text: every match must be a non-empty range
+// of the original on character boundaries, and a control character
+// inside a token must not hide it.
+func TestScanSpansWithControls(t *testing.T) {
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces := []string{"ghp_XIxB7KMN", "dAr3zqWtQqhE94qglHqOzn1D1stg", "\x00", "\x1b", "\u0085", "é", "日本", " ", "\n", "password = \"", "\"", "AKIA", "Z3MHQ7TX4KD2WQ5N"}
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n < 3000; n++ {
+		var b strings.Builder
+		for k := r.IntN(12); k >= 0; k-- {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		text := b.String()
+		f := scan(t, s, text)
+		for _, m := range f.Matches {
+			if m.Start < 0 || m.End > len(text) || m.Start >= m.End || !utf8.RuneStart(text[m.Start]) || m.End < len(text) && !utf8.RuneStart(text[m.End]) {
+				t.Fatalf("%q: bad span %d..%d", text, m.Start, m.End)
+			}
+		}
+	}
+	for _, sep := range []string{"\x00", "\x08", "\x7f", "\u0080", "\x00\x00\x1f"} {
+		text := "ghp_XIxB7KMN" + sep + "dAr3zqWtQqhE94qglHqOzn1D1stg"
+		if f := scan(t, s, text); len(f.Matches) != 1 || f.Matches[0].Kind != "GITHUB_TOKEN" || text[f.Matches[0].Start:f.Matches[0].End] != text {
+			t.Errorf("%q: got %+v", text, f.Matches)
+		}
 	}
 }

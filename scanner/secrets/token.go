@@ -103,18 +103,17 @@ func prefixedToken(text string, i, j int, th float64) (int, int, bool) {
 	if isFileName(body) {
 		return 0, 0, false
 	}
-	var alnum, longest, seg, first int
+	// first is the length of the body's first segment.
+	first, alnum := -1, 0
 	var lower, upper, digit, nonHex bool
 	for n := 0; n < len(body); n++ {
 		c := body[n]
 		if isSeparator(c) {
-			if first == 0 {
-				first = seg
+			if first < 0 {
+				first = n
 			}
-			longest, seg = max(longest, seg), 0
 			continue
 		}
-		seg++
 		alnum++
 		switch {
 		case c >= '0' && c <= '9':
@@ -127,9 +126,8 @@ func prefixedToken(text string, i, j int, th float64) (int, int, bool) {
 			nonHex = true
 		}
 	}
-	longest = max(longest, seg)
-	if first == 0 {
-		first = seg
+	if first < 0 {
+		first = len(body)
 	}
 	// The random part starts right after the prefix: a short segment
 	// there ("live_126031192_...", "AQAAUPJ-iQc.") is an identifier
