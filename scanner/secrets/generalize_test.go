@@ -39,6 +39,13 @@ func TestGeneralizes(t *testing.T) {
 		{"pem concatenated js", pemConcat, pemConcat[strings.Index(pemConcat, "-----BEGIN") : strings.LastIndex(pemConcat, "-----")+5]},
 		{"pem concatenated java", pemJava, pemJava[strings.Index(pemJava, "-----BEGIN") : strings.LastIndex(pemJava, "-----")+5]},
 
+		// Credentials on a command line.
+		{"password flag", "Connect-Server -Host db1 -User admin -Password Wint3r!2024 -Force", "Wint3r!2024"},
+		{"token flag", "cli deploy --token 9fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5 --env prod", "9fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5"},
+		{"sonar login", "mvn sonar:sonar -Dsonar.login=5f3c2a1b9d8e7f6a0b4c3d2e1f0a9b8c7d6e5f4a", "5f3c2a1b9d8e7f6a0b4c3d2e1f0a9b8c7d6e5f4a"},
+		{"password flag from variable", "tool --password \"$PASSWORD\" --password-file /run/secrets/pw", ""},
+		{"login page prose", "Open the login page and sign in with your usual account.", ""},
+
 		// Control characters splitting a token are folded away.
 		{"nul inside aws id", "key AKIAZ7VR\x00SQ4LMB2XK3NP please", "AKIAZ7VR\x00SQ4LMB2XK3NP"},
 		{"escape chars inside github token", "ghp_XIxB7KMN\x1b\x07dAr3zqWtQqhE94qglHqOzn1D1stg", "ghp_XIxB7KMN\x1b\x07dAr3zqWtQqhE94qglHqOzn1D1stg"},

@@ -9,7 +9,7 @@ import (
 // segment (DB_PASS, pass:), not inside "passport" or "compass".
 var (
 	passwordWords = []string{"password", "passwd", "passphrase", "pwd", "pass"}
-	secretWords   = []string{"secret", "token", "api_key", "apikey", "api-key", "access_key", "accesskey", "auth_key", "authkey", "private_key"}
+	secretWords   = []string{"secret", "token", "api_key", "apikey", "api-key", "access_key", "accesskey", "auth_key", "authkey", "private_key", "login"}
 )
 
 // assignment is a key = value pair found after a keyword.
@@ -35,7 +35,8 @@ func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
 // parseAssignment reads `<name containing the keyword> <op> <value>` in the
 // shapes of config files and code: KEY=value, key: "value", "key": "value",
 // $key = 'value', key => 'value', key := "value", key == "value" (a
-// hard-coded comparison), and `key "value"` (Groovy, HCL). It is hand
+// hard-coded comparison), `key "value"` (Groovy, HCL) and `--key value`
+// (a command-line flag). It is hand
 // written because it runs at every keyword hit: most hits are prose
 // ("the password policy") and fail on the first bytes after the name.
 func parseAssignment(s string, ks, ke int) (assignment, bool) {
@@ -69,7 +70,8 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 	switch a.op {
 	case "=", ":", ":=", "=>", "==", "===", "!=", "!==":
 	case "":
-		// `key "value"` needs a space and a quote; anything else is prose.
+		// `key "value"` and `--key value` need a space; anything else is
+		// prose.
 		if j == i {
 			return a, false
 		}
@@ -99,7 +101,8 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 		}
 		return a, true
 	}
-	if a.op == "" {
+	// `--password value`: a command-line flag takes the next word.
+	if a.op == "" && !(a.key[0] == '-' && j > i) {
 		return a, false
 	}
 	end := j
