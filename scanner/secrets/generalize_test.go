@@ -44,6 +44,9 @@ func TestGeneralizes(t *testing.T) {
 		{"token flag", "cli deploy --token 9fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5 --env prod", "9fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5"},
 		{"sonar login", "mvn sonar:sonar -Dsonar.login=5f3c2a1b9d8e7f6a0b4c3d2e1f0a9b8c7d6e5f4a", "5f3c2a1b9d8e7f6a0b4c3d2e1f0a9b8c7d6e5f4a"},
 		{"password flag from variable", "tool --password \"$PASSWORD\" --password-file /run/secrets/pw", ""},
+		{"placeholder here", `password: "your-password-here"`, ""},
+		{"placeholder example", `API_SECRET = "example-secret-1234567890"`, ""},
+		{"placeholder xxxx", `auth_token = "xxxx-xxxx-1234"`, ""},
 		{"login page prose", "Open the login page and sign in with your usual account.", ""},
 
 		// Control characters splitting a token are folded away.

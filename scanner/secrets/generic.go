@@ -175,6 +175,11 @@ func notLiteral(a assignment, v string) bool {
 			return true
 		}
 	}
+	for _, w := range placeholderParts {
+		if strings.Contains(lv, w) {
+			return true
+		}
+	}
 	return strings.Contains(lv, "env[") || strings.Contains(lv, "env.") || strings.Contains(lv, "environ") || strings.Contains(lv, "getenv")
 }
 
@@ -199,6 +204,14 @@ var placeholders = []string{
 	"int", "number", "any", "object", "text", "varchar", "required", "optional", "char", "bytes",
 	"password", "passwd", "pass", "pwd", "secret", "token", "changeme", "redacted", "hidden", "masked",
 	"your_password", "yourpassword", "your-password", "your_token", "your_api_key", "your-api-key",
+}
+
+// placeholderParts mark a value written to be replaced: "your-api-key-
+// here", "example-secret", "xxxx1234", "<insert token>". Compared after
+// ASCII lower-casing.
+var placeholderParts = []string{
+	"your_", "your-", "example", "placeholder", "changeme",
+	"change_me", "change-me", "dummy", "xxxx", "insert", "redacted", "_here", "-here", "fixme", "todo",
 }
 
 func allSame(v string) bool {
