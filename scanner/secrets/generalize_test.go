@@ -39,6 +39,12 @@ func TestGeneralizes(t *testing.T) {
 		{"pem concatenated js", pemConcat, pemConcat[strings.Index(pemConcat, "-----BEGIN") : strings.LastIndex(pemConcat, "-----")+5]},
 		{"pem concatenated java", pemJava, pemJava[strings.Index(pemJava, "-----BEGIN") : strings.LastIndex(pemJava, "-----")+5]},
 
+		// Credentials stated in prose.
+		{"token in prose", "hi, my api token is 8fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5 and it stopped working", "8fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5"},
+		{"password in prose", "The admin password is Wint3r!2024, please reset it", "Wint3r!2024"},
+		{"expired token prose", "The token is expired and the password is wrong.", ""},
+		{"password is short prose", "the password is hunter2 apparently", ""},
+
 		// Credentials on a command line.
 		{"password flag", "Connect-Server -Host db1 -User admin -Password Wint3r!2024 -Force", "Wint3r!2024"},
 		{"token flag", "cli deploy --token 9fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5 --env prod", "9fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5"},

@@ -35,8 +35,8 @@ func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
 // parseAssignment reads `<name containing the keyword> <op> <value>` in the
 // shapes of config files and code: KEY=value, key: "value", "key": "value",
 // $key = 'value', key => 'value', key := "value", key == "value" (a
-// hard-coded comparison), `key "value"` (Groovy, HCL) and `--key value`
-// (a command-line flag). It is hand
+// hard-coded comparison), `key "value"` (Groovy, HCL), `--key value`
+// (a command-line flag) and `key is value` (prose). It is hand
 // written because it runs at every keyword hit: most hits are prose
 // ("the password policy") and fail on the first bytes after the name.
 func parseAssignment(s string, ks, ke int) (assignment, bool) {
@@ -67,8 +67,12 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 		j++
 	}
 	a.op = s[opStart:j]
+	// Prose: "my api key is <value>".
+	if a.op == "" && j > i && strings.HasPrefix(s[j:], "is ") {
+		a.op, j = "is", j+2
+	}
 	switch a.op {
-	case "=", ":", ":=", "=>", "==", "===", "!=", "!==":
+	case "=", ":", ":=", "=>", "==", "===", "!=", "!==", "is":
 	case "":
 		// `key "value"` and `--key value` need a space; anything else is
 		// prose.
@@ -292,7 +296,7 @@ func matchPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 	if len(v) < 4 || notLiteral(a, v) {
 		return 0, 0, false
 	}
-	if !a.quoted && (a.op == ":" || a.op == "==") && len(v) < 8 && !hasDigitOrSymbol(v) {
+	if !a.quoted && (a.op == ":" || a.op == "==" || a.op == "is") && (len(v) < 8 || !hasDigitOrSymbol(v)) {
 		// Unquoted after a colon is YAML or prose ("Password: must be
 		// long"): ask for a digit or symbol, or length.
 		return 0, 0, false
