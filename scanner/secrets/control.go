@@ -1,11 +1,15 @@
 package secrets
 
+import "strings"
+
 // Control characters inside a token ("AKIAZ7VR\x00SQ4L...") are invisible
 // in most viewers and in logs, yet they break every pattern that expects
 // the token's bytes to be contiguous. The scanner matches on the text
 // without them and maps offsets back. Tab, line feed, carriage return,
 // vertical tab and form feed are whitespace and stay: a key split across
-// lines is two fragments, not a hidden key.
+// lines is two fragments, not a hidden key. The same holds for a control
+// character written as an escape between two letters or digits
+// ("AKIAZ7VR\u0000SQ4L" pasted from JSON or code).
 
 // controlView is a text with its control characters removed, and the map
 // of its offsets back to the text it came from.
@@ -38,6 +42,9 @@ func c1At(s string, i int) bool {
 // when s has some.
 func dropControls(s string) controlView {
 	first := firstControl(s)
+	if e := firstEscapedControl(s); e >= 0 && (first < 0 || e < first) {
+		first = e
+	}
 	if first < 0 || len(s) > maxViewLen {
 		return controlView{s: s}
 	}
@@ -52,6 +59,8 @@ func dropControls(s string) controlView {
 			n = 1
 		case c1At(s, i):
 			n = 2
+		case s[i] == '\\':
+			n = escapedControlAt(s, i)
 		}
 		if n == 0 {
 			b = append(b, s[i])
@@ -130,4 +139,59 @@ func firstControl(s string) int {
 		}
 	}
 	return -1
+}
+
+// escapedControlAt returns the length of the escaped control character
+// ("\u0000", "\x1b") at s[i] when it sits between two letters or digits,
+// else 0.
+func escapedControlAt(s string, i int) int {
+	if i == 0 || !isAlnum(s[i-1]) || i+1 >= len(s) {
+		return 0
+	}
+	var hex string
+	n := 0
+	switch {
+	case s[i+1] == 'u' && i+6 <= len(s) && s[i+2:i+4] == "00":
+		hex, n = s[i+4:i+6], 6
+	case s[i+1] == 'x' && i+4 <= len(s):
+		hex, n = s[i+2:i+4], 4
+	default:
+		return 0
+	}
+	hi, ok1 := hexValue(hex[0])
+	lo, ok2 := hexValue(hex[1])
+	if !ok1 || !ok2 || !isControl[hi<<4|lo] || i+n >= len(s) || !isAlnum(s[i+n]) {
+		return 0
+	}
+	return n
+}
+
+// firstEscapedControl returns the offset of the first escaped control
+// character between two letters or digits, or -1.
+func firstEscapedControl(s string) int {
+	for k := 0; ; {
+		j := strings.IndexByte(s[k:], '\\')
+		if j < 0 {
+			return -1
+		}
+		k += j
+		if escapedControlAt(s, k) > 0 {
+			return k
+		}
+		k++
+	}
+}
+
+func isAlnum(c byte) bool { return c >= '0' && c <= '9' || isLetter(c) }
+
+func hexValue(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }

@@ -58,6 +58,9 @@ func TestGeneralizes(t *testing.T) {
 		// Control characters splitting a token are folded away.
 		{"nul inside aws id", "key AKIAZ7VR\x00SQ4LMB2XK3NP please", "AKIAZ7VR\x00SQ4LMB2XK3NP"},
 		{"escape chars inside github token", "ghp_XIxB7KMN\x1b\x07dAr3zqWtQqhE94qglHqOzn1D1stg", "ghp_XIxB7KMN\x1b\x07dAr3zqWtQqhE94qglHqOzn1D1stg"},
+		{"escaped nul inside aws id", `{"k": "AKIAZ7VR\u0000SQ4LMB2XK3NP"}`, `AKIAZ7VR\u0000SQ4LMB2XK3NP`},
+		{"escaped esc inside github token", `"ghp_XIxB7KMN\x1bdAr3zqWtQqhE94qglHqOzn1D1stg"`, `ghp_XIxB7KMN\x1bdAr3zqWtQqhE94qglHqOzn1D1stg`},
+		{"escaped newline is not folded", `"AKIAZ7VR\nSQ4LMB2XK3NP"`, ""},
 		{"c1 control inside stripe key", "sk_live_51HqLyjWDa\u0085rjtT1zdp7dcXGuWoGxPTLcWzQ8Zm1wJ", "sk_live_51HqLyjWDa\u0085rjtT1zdp7dcXGuWoGxPTLcWzQ8Zm1wJ"},
 
 		// References, placeholders, identifiers and paths are not secrets.
