@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -93,17 +94,14 @@ func TestGeneralizes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := scan(t, s, tt.text)
-			var got []string
-			for _, m := range f.Matches {
-				got = append(got, tt.text[m.Start:m.End])
-			}
+			got := matched(tt.text, f)
 			if tt.want == "" {
 				if f.Detected {
 					t.Fatalf("flagged %q (%s)", got, kindsOf(f))
 				}
 				return
 			}
-			if !f.Detected || !contains(got, tt.want) {
+			if !f.Detected || !slices.Contains(got, tt.want) {
 				t.Fatalf("got %q (%s), want %q", got, kindsOf(f), tt.want)
 			}
 		})
@@ -128,13 +126,4 @@ func TestReferenceNotPassword(t *testing.T) {
 			}
 		}
 	}
-}
-
-func contains(got []string, want string) bool {
-	for _, g := range got {
-		if g == want {
-			return true
-		}
-	}
-	return false
 }

@@ -19,6 +19,15 @@ func scan(t testing.TB, s *Scanner, text string) scanner.Finding {
 	return f
 }
 
+// matched returns the text of each match of f.
+func matched(text string, f scanner.Finding) []string {
+	var got []string
+	for _, m := range f.Matches {
+		got = append(got, text[m.Start:m.End])
+	}
+	return got
+}
+
 // Realistic-looking but invalid credentials; several are the providers'
 // own documentation examples.
 const (
@@ -95,10 +104,7 @@ func TestScan(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := scan(t, s, tt.text)
-			var got []string
-			for _, m := range f.Matches {
-				got = append(got, tt.text[m.Start:m.End])
-			}
+			got := matched(tt.text, f)
 			if f.Detected != (len(tt.want) > 0) || strings.Join(got, "|") != strings.Join(tt.want, "|") {
 				t.Fatalf("got %q (%s), want %q", got, kindsOf(f), tt.want)
 			}
