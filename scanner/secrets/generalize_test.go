@@ -54,6 +54,10 @@ func TestGeneralizes(t *testing.T) {
 		{"placeholder here", `password: "your-password-here"`, ""},
 		{"placeholder example", `API_SECRET = "example-secret-1234567890"`, ""},
 		{"placeholder xxxx", `auth_token = "xxxx-xxxx-1234"`, ""},
+		{"password file name", "PASSWORD_FILE=secrets.txt", ""},
+		{"jwt secret name", "jwt_secret_name: prod-signing-secret", ""},
+		{"jwt public key", `jwt_public_key: "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA"`, ""},
+		{"token type camel", `tokenType = "refresh_token_v2"`, ""},
 		{"login page prose", "Open the login page and sign in with your usual account.", ""},
 
 		// Control characters splitting a token are folded away.

@@ -170,7 +170,7 @@ func notLiteral(a assignment, v string) bool {
 	} else if strings.Contains(v, "'$") || strings.Contains(v, " + ") || strings.Contains(v, "\" +") {
 		return true
 	}
-	if strings.EqualFold(v, a.key) || isReference(v) {
+	if strings.EqualFold(v, a.key) || isReference(v) || isReferenceName(a.key) {
 		return true
 	}
 	lv := lowerASCII(v)
@@ -195,6 +195,25 @@ func isReference(v string) bool {
 	}
 	for _, p := range []string{"/", "./", "../", "~/"} {
 		if rest, ok := strings.CutPrefix(v, p); ok && strings.Contains(rest, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// referenceSuffixes end names whose value says where or which secret,
+// not what it is: PASSWORD_FILE, jwt_secret_name, api_key_id, token_url.
+var referenceSuffixes = []string{"file", "path", "name", "env", "ref", "arn", "url", "uri", "id", "type", "length", "len", "policy", "field", "label"}
+
+// isReferenceName reports a name ending in a referenceSuffixes word after
+// a separator or a camelCase boundary.
+func isReferenceName(key string) bool {
+	for _, suf := range referenceSuffixes {
+		n := len(key) - len(suf)
+		if n < 2 || !strings.EqualFold(key[n:], suf) {
+			continue
+		}
+		if c := key[n-1]; c == '_' || c == '-' || c == '.' || key[n] >= 'A' && key[n] <= 'Z' && c >= 'a' && c <= 'z' {
 			return true
 		}
 	}
@@ -363,13 +382,22 @@ func matchKey(s string, ks, ke int, th float64) (int, int, bool) {
 			return 0, 0, false
 		}
 	}
-	lk := lowerASCII(a.key)
-	for _, w := range keyNameSkip {
-		if strings.Contains(lk, w) {
-			return 0, 0, false
-		}
+	if isPublicKeyName(a.key) {
+		return 0, 0, false
 	}
 	return matchSecret(s, ks, ke, th)
+}
+
+// isPublicKeyName reports a key name of keyNameSkip: a public, database,
+// cache or UI key.
+func isPublicKeyName(key string) bool {
+	lk := lowerASCII(key)
+	for _, w := range keyNameSkip {
+		if strings.Contains(lk, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // isWordy reports identifiers made of lower-case words (bearer_token_v2,
@@ -544,7 +572,7 @@ func matchJWTSecret(s string, ks, ke int, _ float64) (int, int, bool) {
 			return 0, 0, false
 		}
 		v := s[a.vs:a.ve]
-		if len(v) < 6 || notLiteral(a, v) || !a.quoted && len(v) < 8 {
+		if len(v) < 6 || notLiteral(a, v) || !a.quoted && len(v) < 8 || isPublicKeyName(a.key) {
 			return 0, 0, false
 		}
 		return a.vs, a.ve, true
