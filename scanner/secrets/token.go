@@ -76,9 +76,14 @@ func isPathByte(c byte) bool { return c == '/' || c == '\\' || c == '#' || c == 
 // prefixedToken checks the run text[i:j] and returns the token's span.
 func prefixedToken(text string, i, j int, th float64) (int, int, bool) {
 	run := strings.TrimRight(text[i:j], "._-")
+	// Most long runs in prose and code are dotted or snake_case names
+	// without a digit (http.StatusInternalServerError): reject them first.
+	if !hasDigit(run) {
+		return 0, 0, false
+	}
 	// Prefix: one to four short segments, each starting with a letter,
 	// all of one case, ending at a separator.
-	k, segs := 0, 0
+	k, segs, firstEnd := 0, 0, 0
 	for segs < 4 {
 		e := k
 		lower, upper := false, false
@@ -91,8 +96,8 @@ func prefixedToken(text string, i, j int, th float64) (int, int, bool) {
 		if e == k || e-k > 10 || e >= len(run) || !isSeparator(run[e]) || !isLetter(run[k]) || lower && upper {
 			break
 		}
-		if segs == 0 && isIDPrefix(run[k:e]) || segs == 1 && isPublishable(run[:k], run[k:e]) {
-			return 0, 0, false
+		if segs == 0 {
+			firstEnd = e
 		}
 		k, segs = e+1, segs+1
 	}
@@ -138,6 +143,9 @@ func prefixedToken(text string, i, j int, th float64) (int, int, bool) {
 	// A hex body is a digest unless it is long; other bodies must mix
 	// cases or letters and digits at random.
 	if !nonHex && alnum < 32 || !lower && !upper {
+		return 0, 0, false
+	}
+	if isIDPrefix(run[:firstEnd]) || segs > 1 && isPublishable(run[:firstEnd+1], run[firstEnd+1:]) {
 		return 0, 0, false
 	}
 	if entropy(body) < math.Min(th, math.Log2(float64(len(body)))-0.7) {
@@ -192,9 +200,14 @@ func isUUIDShaped(b string) bool {
 }
 
 // isPublishable reports the prefixes of keys made to be published in web
-// pages ("pk_live_", "pk_test_"), which grant nothing secret.
-func isPublishable(first, second string) bool {
-	return lowerASCII(first) == "pk_" && (lowerASCII(second) == "live" || lowerASCII(second) == "test")
+// pages ("pk_live_", "pk_test_"), which grant nothing secret; rest is the
+// run after the first prefix segment and its separator.
+func isPublishable(first, rest string) bool {
+	if lowerASCII(first) != "pk_" || len(rest) < 5 || !isSeparator(rest[4]) {
+		return false
+	}
+	second := lowerASCII(rest[:4])
+	return second == "live" || second == "test"
 }
 
 // webhookWords are path segments after which a random segment of a URL
