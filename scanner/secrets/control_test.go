@@ -98,3 +98,18 @@ func TestScanSpansWithControls(t *testing.T) {
 		}
 	}
 }
+
+func TestEntropy(t *testing.T) {
+	tests := []struct {
+		v    string
+		want float64
+	}{
+		{"", 0}, {"aaaa", 0}, {"ab", 1}, {"abcd", 2}, {"aabb", 1}, {"0123456789abcdef", 4},
+		{strings.Repeat("ab", 300), 1}, // counts above the table's range
+	}
+	for _, tt := range tests {
+		if got := entropy(tt.v); got < tt.want-1e-9 || got > tt.want+1e-9 {
+			t.Errorf("entropy(%.20q) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+}

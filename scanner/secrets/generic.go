@@ -333,10 +333,10 @@ func matchSecret(s string, ks, ke int, th float64) (int, int, bool) {
 		return 0, 0, false
 	}
 	v := s[a.vs:a.ve]
-	if len(v) < 10 || notLiteral(a, v) || !isTokenChars(v) || !hasDigit(v) || isWordy(v) {
+	if len(v) < 10 || !isTokenChars(v) || !hasDigit(v) || isWordy(v) {
 		return 0, 0, false
 	}
-	if entropy(v) < math.Min(th, math.Log2(float64(len(v)))-0.7) || isSequential(v) {
+	if entropy(v) < math.Min(th, math.Log2(float64(len(v)))-0.7) || isSequential(v) || notLiteral(a, v) {
 		return 0, 0, false
 	}
 	return a.vs, a.ve, true
@@ -460,20 +460,35 @@ func entropy(v string) float64 {
 	if v == "" {
 		return 0
 	}
+	// H = log2(n) - sum(c*log2(c))/n over the byte counts c; the second
+	// pass adds each distinct byte once and clears it, so the cost is the
+	// value's length, not the alphabet's.
 	var counts [256]uint16
 	for i := 0; i < len(v); i++ {
 		counts[v[i]]++
 	}
-	n := float64(len(v))
-	var h float64
-	for _, c := range counts {
-		if c > 0 {
-			p := float64(c) / n
-			h -= p * math.Log2(p)
+	var sum float64
+	for i := 0; i < len(v); i++ {
+		if c := counts[v[i]]; c > 0 {
+			if int(c) < len(cLog2C) {
+				sum += cLog2C[c]
+			} else {
+				sum += float64(c) * math.Log2(float64(c))
+			}
+			counts[v[i]] = 0
 		}
 	}
-	return h
+	n := float64(len(v))
+	return math.Log2(n) - sum/n
 }
+
+// cLog2C[c] is c*log2(c), for the counts of values up to 256 bytes.
+var cLog2C = func() (t [257]float64) {
+	for c := 1; c < len(t); c++ {
+		t[c] = float64(c) * math.Log2(float64(c))
+	}
+	return t
+}()
 
 // connectionSchemes are URI schemes whose userinfo is a database or broker
 // credential (reported as CONNECTION_STRING); others (http, ftp, git+ssh)

@@ -42,7 +42,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/promptwall/promptwall/scanner"
@@ -323,12 +322,11 @@ func firstGroup(loc []int, ngroups int) (int, int) {
 // result is sorted by offset and has no overlapping spans, which is what
 // modify mode needs to redact.
 func (s *Scanner) resolve(text string, hits []hit) []hit {
-	sort.Slice(hits, func(i, j int) bool {
-		a, b := hits[i], hits[j]
+	slices.SortFunc(hits, func(a, b hit) int {
 		if a.rule.priority != b.rule.priority {
-			return a.rule.priority < b.rule.priority
+			return a.rule.priority - b.rule.priority
 		}
-		return a.end-a.start > b.end-b.start
+		return (b.end - b.start) - (a.end - a.start)
 	})
 	kept := hits[:0]
 next:
@@ -343,7 +341,7 @@ next:
 		}
 		kept = append(kept, h)
 	}
-	sort.Slice(kept, func(i, j int) bool { return kept[i].start < kept[j].start })
+	slices.SortFunc(kept, func(a, b hit) int { return a.start - b.start })
 	return kept
 }
 
