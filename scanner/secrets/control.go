@@ -120,8 +120,11 @@ func firstControl(s string) int {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		// Slicing first lets the compiler drop the bounds checks and
+		// combine the eight loads into one.
+		q := s[i : i+8]
+		w := uint64(q[0]) | uint64(q[1])<<8 | uint64(q[2])<<16 | uint64(q[3])<<24 |
+			uint64(q[4])<<32 | uint64(q[5])<<40 | uint64(q[6])<<48 | uint64(q[7])<<56
 		// Borrows and carries can flag a clean byte next to a flagged
 		// one; the byte loop decides.
 		if ((w-0x20*lo)&^w|(w+lo)|w)&hi == 0 {

@@ -113,3 +113,51 @@ func TestEntropy(t *testing.T) {
 		}
 	}
 }
+
+// TestScanPrefixedWalk checks the probing walk against a byte-by-byte one
+// on random text: both must find the same tokens.
+func TestScanPrefixedWalk(t *testing.T) {
+	naive := func(text string) []hit {
+		var hits []hit
+		for i := 0; i < len(text); {
+			if !tokenByte[text[i]] {
+				i++
+				continue
+			}
+			j := i
+			for j < len(text) && tokenByte[text[j]] {
+				j++
+			}
+			if j-i >= minPrefixedLen && (i == 0 || !isPathByte(text[i-1]) || i >= 2 && text[i-2:i] == "//") && !labelledID(text, i) {
+				if vs, ve, ok := prefixedToken(text, i, j, DefaultEntropyThreshold); ok {
+					hits = append(hits, hit{vs, ve, nil})
+				}
+			}
+			i = j
+		}
+		return hits
+	}
+	pieces := []string{"sk_live_", "Zq3vB8nT1xK9mR2wL5yP7cJ4", "hF6gD0sA3eU8", " ", "\n", "_", "-", ".", "a", "word ", "//", "/", "x9"}
+	r := rand.New(rand.NewPCG(5, 6))
+	found := 0
+	for n := 0; n < 5000; n++ {
+		var b strings.Builder
+		for k := r.IntN(14); k >= 0; k-- {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		text := b.String()
+		got, want := scanPrefixed(text, DefaultEntropyThreshold, nil, nil), naive(text)
+		found += len(want)
+		if len(got) != len(want) {
+			t.Fatalf("%q: walk found %v, byte by byte %v", text, got, want)
+		}
+		for k := range got {
+			if got[k].start != want[k].start || got[k].end != want[k].end {
+				t.Fatalf("%q: walk found %v, byte by byte %v", text, got, want)
+			}
+		}
+	}
+	if found < 100 {
+		t.Errorf("only %d tokens in the random texts: the test does not exercise the walk", found)
+	}
+}

@@ -53,6 +53,12 @@ func scanPrefixed(text string, th float64, r *rule, hits []hit) []hit {
 		for start > i && tokenByte[text[start-1]] {
 			start--
 		}
+		// A run from start must reach start+22; if that byte ends it, no
+		// run long enough starts before it either.
+		if q := start + minPrefixedLen - 1; q > p && (q >= len(text) || !tokenByte[text[q]]) {
+			i = q + 1
+			continue
+		}
 		end := p + 1
 		for end < len(text) && tokenByte[text[end]] {
 			end++
