@@ -11,7 +11,7 @@
 // window at its hit, anchored at the keyword where the format allows. A
 // prompt without keywords costs the automaton walk, an eight-bytes-at-a-
 // time check for control characters, and the prefixed-token walk, which
-// probes one byte per 23 (see scanPrefixed); a prompt with common words
+// looks at a few bytes per 23 (see scanPrefixed); a prompt with common words
 // ("password", "token") costs a hand-written parse of the bytes after
 // them. Nothing is allocated unless a secret or a control character is
 // found.
