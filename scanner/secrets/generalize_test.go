@@ -40,6 +40,10 @@ func TestGeneralizes(t *testing.T) {
 		{"pem concatenated js", pemConcat, pemConcat[strings.Index(pemConcat, "-----BEGIN") : strings.LastIndex(pemConcat, "-----")+5]},
 		{"pem concatenated java", pemJava, pemJava[strings.Index(pemJava, "-----BEGIN") : strings.LastIndex(pemJava, "-----")+5]},
 
+		// A value wrapped onto the next line.
+		{"value on next line", "const creds = {\n  access_token:\n    'ya29.a0AfH6SMBx3kLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga',\n};", "ya29.a0AfH6SMBx3kLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga"},
+		{"yaml nested mapping", "token:\n  name: bot-token-2024\n  ttl: 3600", ""},
+
 		// Credentials stated in prose.
 		{"token in prose", "hi, my api token is 8fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5 and it stopped working", "8fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5"},
 		{"password in prose", "The admin password is Wint3r!2024, please reset it", "Wint3r!2024"},

@@ -83,6 +83,19 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 		return a, false
 	}
 	j = skipSpaces(s, j)
+	// A quoted value may start on the next line (`access_token:` then
+	// `'ya29...'` indented below it, as formatters wrap long literals).
+	if a.op != "" && a.op != "is" {
+		k := j
+		if k < len(s) && s[k] == '\r' {
+			k++
+		}
+		if k < len(s) && s[k] == '\n' {
+			if k = skipSpaces(s, k+1); k < len(s) && isQuote(s[k]) {
+				j = k
+			}
+		}
+	}
 	if j < len(s) && s[j] == '\\' && j+1 < len(s) && isQuote(s[j+1]) {
 		j++
 	}
