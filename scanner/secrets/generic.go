@@ -576,14 +576,15 @@ func matchURI(conn bool) func(s string, ks, ke int, th float64) (int, int, bool)
 
 // matchJWTSecret finds the key a service signs its JWTs with, assigned
 // under a name or section about JWTs: JWT_SECRET=..., jwt_signing_key:
-// ..., or "secret:" nested under a "jwt:" section in YAML. People choose
+// ..., or "secret:" nested under a "jwt:" section in YAML or a "jwt: {"
+// object. People choose
 // these by hand ("development#product"), so no entropy is asked for;
 // what the value must not be is a reference or a placeholder.
 func matchJWTSecret(s string, ks, ke int, _ float64) (int, int, bool) {
 	end := min(len(s), ke+48)
 	for i := ke; i < end; i++ {
 		c := s[i]
-		if !isIdent(c) && c != ':' && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '"' && c != '\'' {
+		if !isIdent(c) && c != ':' && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '"' && c != '\'' && c != '{' {
 			return 0, 0, false
 		}
 		w := 0

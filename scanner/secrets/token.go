@@ -218,19 +218,21 @@ func isPublishable(first, rest string) bool {
 
 // webhookWords are path segments after which a random segment of a URL
 // is the credential itself: whoever has a webhook URL can post to it.
-var webhookWords = []string{"webhook", "webhooks", "webhookb2", "hooks", "incomingwebhook", "services", "triggers", "workflows"}
+var webhookWords = []string{"webhook", "webhooks", "webhookb2", "hooks", "incomingwebhook"}
 
 // matchURLToken finds a random segment in a URL path that authenticates
-// the request: after a webhook segment (".../webhook/<id>", Slack's
-// "/services/T../B../<secret>") or right after an API version
-// ("/api/v1/<device token>/telemetry").
+// the request: on a webhook host or after a webhook segment
+// (".../webhook/<id>", "hooks.slack.com/services/T../B../<secret>"), or
+// right after an API version ("/api/v1/<device token>/telemetry").
 func matchURLToken(s string, ks, _ int, th float64) (int, int, bool) {
 	i := ks + 3
-	// Skip the authority.
+	// Skip the authority; a webhook host ("hooks.example.com") makes the
+	// whole path a candidate.
 	for i < len(s) && i-ks < 256 && s[i] != '/' && !isURLStop(s[i]) {
 		i++
 	}
-	hint := false
+	host := lowerASCII(s[ks+3 : i])
+	hint := strings.HasPrefix(host, "hooks.") || strings.Contains(host, "webhook")
 	prev := ""
 	for n := 0; n < 16 && i < len(s) && s[i] == '/'; n++ {
 		j := i + 1
