@@ -37,6 +37,7 @@ func TestGeneralizes(t *testing.T) {
 		{"jwt secret nested yaml", "auth:\n  jwt:\n    secret: \"kd8#Hq2!vLm9\"\n    ttl: 3600\n", "kd8#Hq2!vLm9"},
 		{"jwt signing key env", "JWT_SIGNING_KEY=Tr4ck-n-Fi3ld\n", "Tr4ck-n-Fi3ld"},
 		{"jwt secret js object", "module.exports = { jwt: { secret: 'n0t-s0-s3cret!', expiresIn: '1h' } };", "n0t-s0-s3cret!"},
+		{"jwt secret with symbols", `jwt_secret: "q8$_Zr[4]T;w%Lk'9+Xv@e7!Hn&c2^Bm(p5)Gs~Ry3=Jd"`, `q8$_Zr[4]T;w%Lk'9+Xv@e7!Hn&c2^Bm(p5)Gs~Ry3=Jd`},
 		{"jwt secret from env", "const config = { jwt: { secret: process.env.JWT_SECRET } };", ""},
 		{"jwt sign call", "const t = jwt.sign(payload, secretKey, { expiresIn: '1h' });", ""},
 		{"webhook host", "curl -X POST https://hooks.example.com/services/T024BE7LD/B8QJ0N3KF/Q2xLm9Rt4Wv7Yb3Nc6Pd1Kh5", "Q2xLm9Rt4Wv7Yb3Nc6Pd1Kh5"},

@@ -601,7 +601,13 @@ func matchJWTSecret(s string, ks, ke int, _ float64) (int, int, bool) {
 			return 0, 0, false
 		}
 		v := s[a.vs:a.ve]
-		if len(v) < 6 || notLiteral(a, v) || !a.quoted && len(v) < 8 || isPublicKeyName(a.key) {
+		if len(v) < 6 || !a.quoted && len(v) < 8 || isPublicKeyName(a.key) {
+			return 0, 0, false
+		}
+		// A long quoted value of random bytes is a secret even when it
+		// holds what notLiteral reads as code ("$_", "'+", "[").
+		random := a.quoted && len(v) >= 32 && entropy(v) >= 4.5 && !strings.Contains(v, "${") && !strings.Contains(v, "{{")
+		if !random && notLiteral(a, v) {
 			return 0, 0, false
 		}
 		return a.vs, a.ve, true
