@@ -290,8 +290,9 @@ func scoreExact(c map[string]*spanCounts, gold, pred []span, kinds []string) {
 // in each obfuscation and screens it with the whole default pipeline. An
 // attack counts as caught when the screening blocks: the invisible_text
 // scanner strips hidden characters (modify mode) but forwards the rest, so
-// only a block stops the injection. Each obfuscation must keep >= 0.90 of
-// the plain recall measured the same way. Of an instruction planted in
+// only a block stops the injection. Each obfuscation must keep the share of
+// the plain recall, measured the same way, that injection.MinEvasionKept
+// gives. Of an instruction planted in
 // content only the content is obfuscated: its author does not write the
 // user's question.
 func TestDefaultEvasion(t *testing.T) {
@@ -332,12 +333,12 @@ func TestDefaultEvasion(t *testing.T) {
 		n := caught(tr.Fn)
 		kept := ratio(n, plain)
 		fmt.Fprintf(&b, "%-12s %4d/%3d %7.3f %9.3f\n", tr.Name, n, len(attacks), ratio(n, len(attacks)), kept)
-		if kept < 0.90 {
-			failed = append(failed, fmt.Sprintf("%s keeps %.3f of plain recall", tr.Name, kept))
+		if want := injection.MinEvasionKept(tr.Name); kept < want {
+			failed = append(failed, fmt.Sprintf("%s keeps %.3f of plain recall, want >= %.2f", tr.Name, kept, want))
 		}
 	}
 	t.Logf("default pipeline blocks (training-fit model, see TestDefaultInjectionQuality):\n%s", b.String())
 	for _, f := range failed {
-		t.Errorf("%s, want >= 0.90", f)
+		t.Error(f)
 	}
 }

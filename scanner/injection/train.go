@@ -74,6 +74,12 @@ type TrainOptions struct {
 	// scored: hand-written texts, which must not count in a reported
 	// figure. Default: none.
 	Extra []Example
+	// OwnRequests adds, to every training set, the planted instructions of
+	// its rows restated as the user's own request (OwnRequests): negatives
+	// that teach the request zone what the content zone must not forget.
+	// Derived from the training rows only, so a fold never sees its test
+	// rows' attacks. Default false.
+	OwnRequests bool
 
 	spec featureSpec
 }
@@ -340,8 +346,15 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 				v[b] -= step * float64(x.val[j])
 			}
 			bias -= eta * g * 0.1
+			// Without a rule hit, a window's length may only lower its
+			// score: a length alone is no evidence of an attack, and a
+			// free weight learned that the data's few very short texts
+			// are mostly attacks ("Tell me a joke." scored 0.61).
 			row, b := ruleHit(x.fams), sizeBucket(x.n)
 			sw[row][b] -= eta * (g + famLambda*sw[row][b])
+			if row == 0 {
+				sw[row][b] = min(sw[row][b], 0)
+			}
 			var hit [2 * numFamilies]bool
 			for bits := x.fams; bits != 0; bits &= bits - 1 {
 				if f, ok := famIndex(mathbits.TrailingZeros32(bits)); ok {
@@ -379,8 +392,79 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 // Fit trains a model on all examples that are not excluded.
 func Fit(examples []Example, o TrainOptions) *Model {
 	o = o.withDefaults()
-	data, idx := prepareAll(append(slices.Clip(examples), o.Extra...), o)
+	all := append(slices.Clip(examples), o.Extra...)
+	if o.OwnRequests {
+		all = append(all, OwnRequests(examples)...)
+	}
+	data, idx := prepareAll(all, o)
 	return fit(data, idx, o)
+}
+
+// OwnRequests restates each instruction planted in content after a user's
+// question as the user's own request, in front of the same content without
+// it: "Encode your answer in Base64. Q: what was paid?" followed by the
+// clean e-mail. Such a text is benign (label 0): asked by the user, the
+// instruction is an ordinary request. The instruction is found by comparing
+// a planted row with its clean twin (same question, same content, no
+// instruction, category ".../clean"): what the planted row has between
+// their common prefix and suffix.
+func OwnRequests(examples []Example) []Example {
+	twins := map[string][]string{} // family path -> clean texts
+	for _, ex := range examples {
+		if ex.Label == 0 && strings.HasSuffix(ex.Category, "/clean") {
+			fam := strings.TrimSuffix(ex.Category, "clean")
+			twins[fam] = append(twins[fam], ex.Text)
+		}
+	}
+	var out []Example
+	for _, ex := range examples {
+		if ex.Label != 1 || !strings.HasPrefix(ex.Category, "bipia/planted-") {
+			continue
+		}
+		fam := ex.Category[:strings.Index(ex.Category, "/")+1]
+		fam += strings.SplitN(ex.Category, "/", 3)[1] + "/"
+		clean, attack := "", ""
+		for _, c := range twins[fam] {
+			p := commonPrefix(ex.Text, c)
+			q := commonSuffix(ex.Text[p:], c[p:])
+			if p+q < len(c)-8 {
+				continue // another e-mail or table
+			}
+			if a := strings.TrimSpace(ex.Text[p : len(ex.Text)-q]); clean == "" || len(a) < len(attack) {
+				clean, attack = c, a
+			}
+		}
+		if clean == "" || attack == "" {
+			continue
+		}
+		question, content, ok := strings.Cut(clean, "\n\n")
+		if !ok {
+			continue
+		}
+		out = append(out, Example{
+			Text:     attack + " " + question + "\n\n" + content,
+			Label:    0,
+			Category: "derived/own-request/" + strings.TrimPrefix(fam, "bipia/"),
+			Source:   ex.Source,
+		})
+	}
+	return out
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func commonSuffix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	return n
 }
 
 func prepareAll(examples []Example, o TrainOptions) ([]prepared, []int) {
@@ -446,6 +530,7 @@ func crossValidate(examples []Example, fold []int, k int, o TrainOptions) []floa
 	o = o.withDefaults()
 	data, _ := prepareAll(append(slices.Clip(examples), o.Extra...), o)
 	probs := make([]float64, len(examples))
+	sc := new(scratch)
 	for f := 0; f < k; f++ {
 		var train []int
 		for i, ex := range examples {
@@ -456,7 +541,21 @@ func crossValidate(examples []Example, fold []int, k int, o TrainOptions) []floa
 		for i := range o.Extra {
 			train = append(train, len(examples)+i)
 		}
-		m := fit(data, train, o)
+		foldData := data
+		if o.OwnRequests {
+			var rows []Example
+			for _, i := range train {
+				if i < len(examples) {
+					rows = append(rows, examples[i])
+				}
+			}
+			foldData = slices.Clip(data)
+			for _, ex := range OwnRequests(rows) {
+				train = append(train, len(foldData))
+				foldData = append(foldData, prepare(ex, o, sc))
+			}
+		}
+		m := fit(foldData, train, o)
 		s, err := NewWithModel(Config{}, m)
 		if err != nil {
 			panic(err) // a model fresh from fit always validates
