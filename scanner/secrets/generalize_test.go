@@ -17,11 +17,7 @@ func TestGeneralizes(t *testing.T) {
 		"  \"VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\\n\" +\n" +
 		"  \"-----END RSA PRIVATE KEY-----\";"
 	pemJava := `String pk = "-----BEGIN PRIVATE KEY-----" + "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj" + "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu" + "-----END PRIVATE KEY-----";`
-	tests := []struct {
-		name string
-		text string
-		want string // the secret, "" for clean
-	}{
+	tests := []struct{ name, text, want string }{ // want: the secret, "" for clean
 		// Provider tokens with no rule of their own: the prefixed-token shape.
 		{"jina", "JINA_API_KEY = os.getenv('JINA', 'jina_0a1b2c3d4e5f60718293a4b5c6d7e8f9QwErTyUiOpAsDfGhJkLzXcVbNm1234')",
 			"jina_0a1b2c3d4e5f60718293a4b5c6d7e8f9QwErTyUiOpAsDfGhJkLzXcVbNm1234"},
@@ -101,6 +97,18 @@ func TestGeneralizes(t *testing.T) {
 		{"request id", "request failed: req_8fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga", ""},
 		{"kebab identifiers", "use-the-long-descriptive-component-name-here and snake_case_function_name_v2", ""},
 	}
+	// The kind reported, where a provider rule should claim the secret.
+	kinds := map[string]string{
+		"sourcegraph local token": "SOURCEGRAPH_TOKEN", "newrelic insights query key": "NEWRELIC_KEY",
+		"sonarqube user token": "SONARQUBE_TOKEN", "vault unseal key from init": "VAULT_UNSEAL_KEY",
+		"vault unseal hex": "VAULT_UNSEAL_KEY", "jwt secret nested yaml": "JWT_SECRET", "pem concatenated js": "PRIVATE_KEY",
+		"pem concatenated java": "PRIVATE_KEY", "nul inside aws id": "AWS_ACCESS_KEY_ID",
+	}
+	for name := range kinds {
+		if !slices.ContainsFunc(tests, func(tt struct{ name, text, want string }) bool { return tt.name == name }) {
+			t.Errorf("kinds names no test %q", name)
+		}
+	}
 	s, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -115,8 +123,12 @@ func TestGeneralizes(t *testing.T) {
 				}
 				return
 			}
-			if !f.Detected || !slices.Contains(got, tt.want) {
+			k := slices.Index(got, tt.want)
+			if !f.Detected || k < 0 {
 				t.Fatalf("got %q (%s), want %q", got, kindsOf(f), tt.want)
+			}
+			if kind := kinds[tt.name]; kind != "" && f.Matches[k].Kind != kind {
+				t.Errorf("kind %s, want %s", f.Matches[k].Kind, kind)
 			}
 		})
 	}
