@@ -42,6 +42,10 @@ func TestGeneralizes(t *testing.T) {
 		{"pem concatenated js", pemConcat, pemConcat[strings.Index(pemConcat, "-----BEGIN") : strings.LastIndex(pemConcat, "-----")+5]},
 		{"pem concatenated java", pemJava, pemJava[strings.Index(pemJava, "-----BEGIN") : strings.LastIndex(pemJava, "-----")+5]},
 
+		// Authorization schemes other than Bearer and Basic.
+		{"authorization token scheme", `curl -H "Authorization: token 9fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga" https://api.example.com`, "9fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga"},
+		{"authorization scheme prose", "Set the Authorization: token header to your personal token.", ""},
+
 		// A value wrapped onto the next line.
 		{"value on next line", "const creds = {\n  access_token:\n    'ya29.a0AfH6SMBx3kLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga',\n};", "ya29.a0AfH6SMBx3kLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga"},
 		{"yaml nested mapping", "token:\n  name: bot-token-2024\n  ttl: 3600", ""},

@@ -84,7 +84,7 @@ var derivedFrom = map[string][]string{
 	// Named formats: written for one family's shape, so they leave with it.
 	"private-key": {"pem"}, "private-key-base64": {"pem"}, "jwt": {"jwt"}, "jwt-secret": {"jwt"},
 	"connection-uri": {"mongodb", "postgres"}, "url-credentials": {"mongodb", "postgres"},
-	"odbc-password": {"odbc"}, "http-bearer": {"http"}, "http-basic": {"http"},
+	"odbc-password": {"odbc"}, "http-bearer": {"http"}, "http-basic": {"http"}, "http-auth-scheme": {"http"},
 	"password-hash-crypt": {"pwhash"}, "password-hash-krb5": {"krb5"}, "psexec": {"psexec"},
 	"vmware-viserver": {"vmware"}, "netrc": {"netrc"}, "curl-user": {"http"},
 	"dotnet-network-credential": {"generic"}, "dotnet-directory-entry": {"generic"},

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"encoding/base64"
+	"math"
 	"regexp"
 	"strings"
 )
@@ -276,6 +277,11 @@ func buildRules() []rule {
 			`(?i)authorization["']?\s*:\s*["']?bearer\s+([A-Za-z0-9._~+/-]{8,}=*)`), hasDigit),
 		ctxRule("http-basic", groupHTTP, "BASIC_AUTH", []string{"authorization"},
 			`(?i)authorization["']?\s*:\s*["']?basic\s+([A-Za-z0-9+/]{8,}={0,2})`),
+		// Other schemes ("Authorization: SSWS ...", "token ...", "Api-Key
+		// ..."): the credential is what follows the scheme name, and must
+		// look generated, since the scheme set is open.
+		withCheck(ctxRule("http-auth-scheme", groupHTTP, "AUTHORIZATION", []string{"authorization"},
+			`(?i)authorization["']?\s*:\s*["']?(?:token|ssws|api-?key|key|sso-key|apikey|digest|hmac)[=\s]\s*([A-Za-z0-9._~+/-]{16,}=*)`), looksGenerated),
 		ctxRule("curl-user", groupHTTP, "BASIC_AUTH", []string{"-u ", "--user "},
 			`(?:-u|--user)\s+["']?[A-Za-z0-9._@-]{1,64}:([^\s"'@$]{4,128})`),
 		// ---- Password hashes
@@ -341,6 +347,12 @@ func jwtHeader(tok string) bool {
 	}
 	d := buf[:n]
 	return len(d) > 0 && d[0] == '{' && containsBytes(d, `"alg"`)
+}
+
+// looksGenerated reports a value with a digit and the entropy of a random
+// string of its length.
+func looksGenerated(v string) bool {
+	return hasDigit(v) && !isSequential(v) && entropy(v) >= math.Min(DefaultEntropyThreshold, math.Log2(float64(len(v)))-0.7)
 }
 
 // pemBody reports whether a PEM match carries key material: a run of 40
