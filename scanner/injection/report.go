@@ -101,7 +101,7 @@ func pct(x float64) string {
 func (m *Model) FamilyWeights() string {
 	var b strings.Builder
 	for f := family(0); f < numFamilies; f++ {
-		fmt.Fprintf(&b, "%-22s %+.3f\n", families[f].kind, m.fam[f])
+		fmt.Fprintf(&b, "%-22s request %+.3f  content %+.3f\n", families[f].kind, m.fam[f], m.famZone[f])
 	}
 	fmt.Fprintf(&b, "%-22s %+.3f\n", "bias", m.bias)
 	return b.String()
