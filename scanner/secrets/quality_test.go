@@ -103,9 +103,10 @@ var formatFamilies = []string{
 }
 
 // genericRules are the rules that know no provider and no named format:
-// a credential-named key assigned a literal, a password stated in prose.
-// They stay in every fold. Their own examples (family "generic") are
-// therefore in-sample and are reported apart.
+// a credential-named key assigned a literal, a credential stated in prose
+// or on a command line, a provider-shaped prefixed token, a webhook URL
+// token. They stay in every fold; the rows of family "generic", which
+// they were written from, are reported with the format families.
 var genericRules = []string{"generic-password", "generic-secret", "generic-key", "generic-password-prose", "generic-prefixed-token", "generic-url-token"}
 
 // TestProvenanceComplete keeps the leave-rules-out figures honest: a rule
