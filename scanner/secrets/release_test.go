@@ -1,21 +1,13 @@
 package secrets
 
 import (
-	"context"
 	"testing"
 
-	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/holdtest"
 )
 
-func hold(t *testing.T, s *Scanner, text string) int {
-	t.Helper()
-	return s.Hold(&scanner.Target{Text: scanner.NewText(text), Direction: scanner.Output})
-}
-
-// TestHoldCoversEverySecretPrefix streams each text byte by byte: for every
-// prefix in which Scan finds nothing, Hold must keep every byte of every
-// secret the whole text holds, so no part of a secret is released before
-// the secret is recognised.
+// TestHoldCoversEverySecretPrefix streams each text byte by byte: no part
+// of a secret may be released before the secret is recognised.
 func TestHoldCoversEverySecretPrefix(t *testing.T) {
 	s, err := New(Config{})
 	if err != nil {
@@ -37,31 +29,7 @@ func TestHoldCoversEverySecretPrefix(t *testing.T) {
 		"basic auth header":     "authorization: basic dXNlcjpwYXNzd29yZDEyMw== next",
 	}
 	for name, text := range texts {
-		t.Run(name, func(t *testing.T) {
-			full, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(text)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !full.Detected {
-				t.Fatalf("no secret found in the whole text %q", text)
-			}
-			for k := 1; k <= len(text); k++ {
-				prefix := text[:k]
-				f, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(prefix)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if f.Detected {
-					continue // screened and blocked before anything is released
-				}
-				h := hold(t, s, prefix)
-				for _, m := range full.Matches {
-					if m.Start < k && h > m.Start {
-						t.Fatalf("prefix %q: hold %d releases %q of the secret at %d..%d", prefix, h, prefix[m.Start:min(h, m.End)], m.Start, m.End)
-					}
-				}
-			}
-		})
+		t.Run(name, func(t *testing.T) { holdtest.Prefixes(t, s, text, nil) })
 	}
 }
 
@@ -84,7 +52,7 @@ func TestHoldReleasesProse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := hold(t, s, tt.text); got != tt.want {
+			if got := holdtest.Hold(s, tt.text, nil); got != tt.want {
 				t.Errorf("Hold(%q) = %d (%q released), want %d", tt.text, got, tt.text[:got], tt.want)
 			}
 		})
