@@ -2,6 +2,7 @@ package format
 
 import (
 	"io"
+	"strings"
 
 	"github.com/promptwall/promptwall/scanner"
 )
@@ -132,8 +133,18 @@ func (c *collector) responseItem(it span, forced scanner.Role) error {
 		// is what the user reads.
 		if forced != "" && !isNull(c.b, f[6]) && c.b[f[6].s] == '[' {
 			mark := c.pushKey(k[6])
+			err := c.parts(forced, f[6])
+			c.pop(mark)
+			if err != nil {
+				return err
+			}
+		}
+		// The reasoning text itself (reasoning_text parts), where the
+		// provider returns it.
+		if forced != "" && !isNull(c.b, f[2]) && c.b[f[2].s] == '[' {
+			mark := c.pushKey(k[2])
 			defer c.pop(mark)
-			return c.parts(forced, f[6])
+			return c.parts(forced, f[2])
 		}
 	}
 	return nil
@@ -284,10 +295,8 @@ func interpretResponseEvent(d *doc, top span, ev *Event, frags []fragment) []fra
 		return frags
 	}
 	switch typ := strField(d, top, "type"); typ {
-	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta",
-		"response.custom_tool_call_input.delta", "response.reasoning_summary_text.delta", "response.mcp_call_arguments.delta":
-		frags = addString(d, top, "delta", nil, frags)
-		ev.echoKey = typ[:len(typ)-len(".delta")] + "/" + strField(d, top, "item_id") + "/" + rawField(d, top, "content_index") + "/" + rawField(d, top, "summary_index")
+	case "response.audio.delta":
+		// Base64 audio; its words come as response.audio.transcript.delta.
 	case "response.completed", "response.incomplete":
 		ev.Terminal = true
 	case "error":
@@ -298,6 +307,15 @@ func interpretResponseEvent(d *doc, top span, ev *Event, frags []fragment) []fra
 			if e, ok := field(d, r, "error"); ok && !isNull(b, e) {
 				ev.Err = providerError(d, e)
 			}
+		}
+	default:
+		// Every *.delta event with a string delta is answer text: output
+		// and refusal text, reasoning text and summaries, tool-call
+		// arguments, transcripts, and the delta events of later API
+		// versions (the generic rule).
+		if strings.HasPrefix(typ, "response.") && strings.HasSuffix(typ, ".delta") {
+			frags = addString(d, top, "delta", nil, frags)
+			ev.echoKey = typ[:len(typ)-len(".delta")] + "/" + strField(d, top, "item_id") + "/" + rawField(d, top, "content_index") + "/" + rawField(d, top, "summary_index")
 		}
 	}
 	return frags
