@@ -442,12 +442,6 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 		return nil
 	}
 	ss := &streamScreening{pipe: newStreamPipe(flush), done: make(chan struct{})}
-	screen := func(ctx context.Context, conv *scanner.Conversation) *scanner.Result {
-		start := time.Now()
-		res := h.ep.pipeline.Screen(ctx, conv, scanner.Output)
-		h.metrics.screenDuration(scanner.Output).Observe(time.Since(start).Seconds())
-		return res
-	}
 	enc := ic.Header().Get("Content-Encoding")
 	ic.Header().Del("Content-Encoding")
 	start := time.Now()
@@ -471,12 +465,7 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 			_ = ic.flushStream()
 			return
 		}
-		ss.out, ss.err = streamscreen.Run(ctx, streamscreen.Options{
-			Stream:   x.format.NewStream(body),
-			Screen:   screen,
-			Emit:     emit,
-			HoldBack: h.StreamHoldBack,
-		})
+		ss.out, ss.err = streamscreen.Run(ctx, h.streamOptions(x, x.format.NewStream(body), emit))
 		// The last events (the terminator, a block) are released after the
 		// upstream's last write was used up: flush them before the handler
 		// returns.

@@ -266,24 +266,29 @@ func (f openAIResponses) StreamCompletion(req *Request, message string) []byte {
 }
 
 func (openAIResponses) NewStream(r io.Reader) Stream {
-	return &decoder{
+	d := &decoder{
 		fr:        NewSSEReader(r, 0),
 		interpret: interpretResponseEvent,
-		block:     responsesStreamBlock,
 		echo:      newEchoState(),
+		sequenced: true,
 	}
+	d.block = func(code, message string) []byte { return responsesStreamBlock(d.seq+1, code, message) }
+	return d
 }
 
-// responsesStreamBlock renders the Responses error event; the SDKs raise
-// APIError for an event of type "error".
-func responsesStreamBlock(code, message string) []byte {
+// responsesStreamBlock renders the Responses error event as the API
+// defines it, sequence_number included: the SDKs raise APIError for an
+// event of type "error", and strict ones (the Vercel ai SDK) reject an
+// event without its sequence number before they look at its type.
+func responsesStreamBlock(seq int, code, message string) []byte {
 	type errEvent struct {
-		Type    string  `json:"type"`
-		Code    string  `json:"code"`
-		Message string  `json:"message"`
-		Param   *string `json:"param"`
+		Type           string  `json:"type"`
+		Code           string  `json:"code"`
+		Message        string  `json:"message"`
+		Param          *string `json:"param"`
+		SequenceNumber int     `json:"sequence_number"`
 	}
-	return sseFrame("error", marshal(errEvent{Type: "error", Code: code, Message: message}))
+	return sseFrame("error", marshal(errEvent{Type: "error", Code: code, Message: message, SequenceNumber: seq}))
 }
 
 // interpretResponseEvent reads one Responses stream event: the *.delta

@@ -246,7 +246,7 @@ func (r *runner) screen(ctx context.Context, final bool) (bool, error) {
 		if msg == "" {
 			msg = "The answer was blocked by the organization's AI security policy."
 		}
-		if err := r.emit(r.opts.Stream.Block("content_blocked", msg)); err != nil {
+		if err := r.emit(format.BlockAfter(r.opts.Stream, r.out.Events > 0, "content_blocked", msg)); err != nil {
 			return true, err
 		}
 		r.queue = nil
