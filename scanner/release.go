@@ -10,6 +10,13 @@ package scanner
 // still match (Holder); everything before the earliest of these offsets
 // can be released at once, so ordinary prose leaves a word or a chunk
 // behind the upstream instead of a fixed window behind it.
+//
+// The last token of a growing text is where most matches are still open:
+// a key's token that has not ended, a number that may grow. Detectors hold
+// it (OpenToken) unless it is a plain word (PlainWord) that no rule of
+// theirs can grow from; models stream a word per event with its leading
+// space, so releasing plain words at once is what keeps prose from
+// trailing a whole event behind.
 
 // Holder is implemented by detectors that can judge a text which may still
 // grow at its end.
@@ -39,15 +46,51 @@ func OpenToken(s string) int {
 	return 0
 }
 
+// PlainWord tells whether tok, a last token, is a plain word: one to twelve
+// ASCII letters, optionally followed by one of , ; ! ?. Its normalised
+// views (canonical, folded) cannot change with the next byte, since ASCII
+// letters fold one by one and the punctuation ends it, and it holds no
+// digit, symbol or encoding run a credential or identifier would start
+// with. Longer runs of letters may be the start of a random token and are
+// not plain.
+func PlainWord(tok string) bool {
+	n := len(tok)
+	if n > 0 {
+		switch tok[n-1] {
+		case ',', ';', '!', '?':
+			n--
+		}
+	}
+	if n == 0 || n > 12 {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if c := tok[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// HeldToken returns where the last token of s starts when it must be held
+// for the normalisation's sake, or len(s) when it is a plain word.
+func HeldToken(s string) int {
+	i := OpenToken(s)
+	if PlainWord(s[i:]) {
+		return len(s)
+	}
+	return i
+}
+
 // Hold returns the offset of text, a growing answer, before which nothing
 // can be part of a match of the pipeline's blocking detectors for dir that
-// block or redact: the minimum of their Holds and of OpenToken. A flagging
+// block or redact: the minimum of their Holds. A flagging
 // detector changes nothing the client receives and holds nothing. A
 // detector that does not implement Holder holds the whole text, so the
 // caller's bound on holding decides. context supplies the rest of the
 // exchange (the system prompt, for a leak check) and may be nil.
 func (p *Pipeline) Hold(text string, dir Direction, context *Conversation) int {
-	hold := OpenToken(text)
+	hold := len(text)
 	plan := p.plans[dirIndex(dir)][passBlocking]
 	if len(plan) == 0 || hold == 0 {
 		return hold

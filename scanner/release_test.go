@@ -43,7 +43,7 @@ func TestPipelineHold(t *testing.T) {
 		stages []Stage
 		want   int
 	}{
-		{"no scanners: the last token", nil, 24},
+		{"no scanners: nothing held", nil, 29},
 		{"earliest hold wins", []Stage{
 			stage("a", ModeBlock, true, wordScanner{"zone"}),
 			stage("b", ModeModify, true, wordScanner{"quiet"}),
@@ -54,7 +54,7 @@ func TestPipelineHold(t *testing.T) {
 		}, 8},
 		{"a disabled scanner holds nothing", []Stage{
 			stage("a", ModeBlock, false, wordScanner{"quiet"}),
-		}, 24},
+		}, 29},
 		{"a scanner without release points holds all", []Stage{
 			stage("a", ModeBlock, true, wordScanner{"zone"}),
 			stage("b", ModeBlock, true, plainScanner{}),
@@ -70,6 +70,30 @@ func TestPipelineHold(t *testing.T) {
 				t.Errorf("Hold = %d (%q released), want %d", got, text[:got], tt.want)
 			}
 		})
+	}
+}
+
+func TestPlainWord(t *testing.T) {
+	tests := []struct {
+		tok  string
+		want bool
+	}{
+		{"the", true},
+		{"Paris,", true},
+		{"really?", true},
+		{"abcdefghijkl", true},
+		{"abcdefghijklm", false},
+		{"Paris.", false},
+		{"w0001", false},
+		{"don't", false},
+		{"café", false},
+		{"", false},
+		{",", false},
+	}
+	for _, tt := range tests {
+		if got := PlainWord(tt.tok); got != tt.want {
+			t.Errorf("PlainWord(%q) = %v, want %v", tt.tok, got, tt.want)
+		}
 	}
 }
 

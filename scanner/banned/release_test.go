@@ -23,7 +23,8 @@ func TestHold(t *testing.T) {
 		want int
 	}{
 		{"please ignore previous", 7},
-		{"please ignore the rest", 18},
+		{"please ignore the rest", 22},
+		{"please ignore the re5t", 18},
 		{"the project ", 4},
 		{"nothing to see here ", 20},
 	}

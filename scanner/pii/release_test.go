@@ -35,3 +35,24 @@ func TestHold(t *testing.T) {
 		}
 	}
 }
+
+func TestHoldCardsOnly(t *testing.T) {
+	s, err := New(Config{Entities: []string{KindCreditCard}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holdtest.Prefixes(t, s, "Charge 4111 1111 1111 1111 today.", nil)
+	tests := []struct {
+		text string
+		want int
+	}{
+		{"the capital of France is Par", 28},
+		{"The Capital", 11},
+		{"card 4111 1111", 5},
+	}
+	for _, tt := range tests {
+		if got := holdtest.Hold(s, tt.text, nil); got != tt.want {
+			t.Errorf("Hold(%q) = %d, want %d", tt.text, got, tt.want)
+		}
+	}
+}

@@ -12,10 +12,11 @@ import (
 // ends with the beginning of a canary (or of one of its encodings) or with
 // words (MinOverlap at most, the last unfinished) that also follow one another in a system
 // message: the next words may complete the run. Those words are held from
-// their first; the last token is held too, its folded form may change.
+// their first; so is the last token unless it is a plain word, whose
+// folded form cannot change.
 func (s *Scanner) Hold(t *scanner.Target) int {
 	answer := t.Text.Original
-	hold := scanner.OpenToken(answer)
+	hold := scanner.HeldToken(answer)
 	for _, n := range s.needles {
 		for k := min(len(n)-1, len(answer)); k > 0; k-- {
 			if strings.HasSuffix(answer, n[:k]) {

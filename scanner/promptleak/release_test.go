@@ -26,7 +26,7 @@ func TestHold(t *testing.T) {
 	}{
 		{"I will never discuss", 7},
 		{"I will never disc", 7},
-		{"I will talk about it", 18},
+		{"I will talk about it", 20},
 		{"code ZETA-CAN", 5},
 	}
 	for _, tt := range tests {

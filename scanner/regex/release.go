@@ -6,7 +6,8 @@ import "github.com/promptwall/promptwall/scanner"
 // over the text it is matched on, and the earliest offset from which one
 // could still match once more text arrives is held (a pattern of digits
 // and dashes that has seen "123-45-" so far holds from its first digit).
-// A pattern that cannot be analysed holds the whole text.
+// A pattern that cannot be analysed holds the whole text. The last token
+// is held unless it is a plain word, whose canonical form cannot change.
 func (s *Scanner) Hold(t *scanner.Target) int {
 	s.partialsOnce.Do(s.compilePartials)
 	text := t.Text.Original
@@ -15,7 +16,7 @@ func (s *Scanner) Hold(t *scanner.Target) int {
 		view = t.Text.Canonical()
 		text = view.S
 	}
-	hold := scanner.OpenToken(text)
+	hold := len(text)
 	for _, p := range s.partials {
 		if hold == 0 {
 			break
@@ -28,7 +29,7 @@ func (s *Scanner) Hold(t *scanner.Target) int {
 	if view != nil {
 		hold, _ = view.Span(hold, hold)
 	}
-	return hold
+	return min(hold, scanner.HeldToken(t.Text.Original))
 }
 
 func (s *Scanner) compilePartials() {

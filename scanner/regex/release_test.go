@@ -25,7 +25,7 @@ func TestHold(t *testing.T) {
 		want int
 	}{
 		{"we start operation tangerine", 9},
-		{"we start operation tangerine now", 29},
+		{"we start operation tangerine now", 32},
 		{"id EMP-12", 3},
 	}
 	for _, tt := range tests {

@@ -13,7 +13,12 @@ import (
 //
 //   - its token has not ended: every token-shaped credential, and every
 //     keyword a rule waits for, lies inside the text's last token, which
-//     is held whole (scanner.OpenToken);
+//     is held whole (scanner.OpenToken) unless it is a plain word that is
+//     not the beginning of a keyword ("the", "capital" leave at once;
+//     "sk", "AKI", "pass" wait for the next bytes). A secret whose rule
+//     finds it by a keyword well inside it (an Azure DevOps PAT's marker
+//     at byte 76) can have its first letters released, at most twelve,
+//     as a plain word: no byte with a digit or symbol leaves;
 //   - a rule found its keyword and its pattern can still match from there
 //     with more text ("api_key = " before its value, "password for user
 //     'x' is" before the quoted password, a URI whose authority runs to
@@ -22,11 +27,23 @@ import (
 // Rules whose window around a keyword ends inside the text are settled:
 // Scan sees all the bytes they could ever look at.
 func (s *Scanner) Hold(t *scanner.Target) int {
+	// Plainness is judged on the original: a confusable or an invisible
+	// character is not plain, whatever its canonical form.
+	orig := t.Text.Original
+	tokHold := scanner.OpenToken(orig)
+	if tok := orig[tokHold:]; scanner.PlainWord(tok) && !s.keywordStart(tok) {
+		tokHold = len(orig)
+	}
+	if tokHold == 0 {
+		return 0
+	}
 	view := t.Text.Canonical()
 	text := view.S
-	hold := scanner.OpenToken(text)
-	if hold == 0 {
-		return 0
+	hold := len(text)
+	if tokHold < len(orig) {
+		// The same token in the view: no rule needs to be looked at
+		// from there on.
+		hold = scanner.OpenToken(text)
 	}
 	s.kw.Each(text, func(kh ahocorasick.Hit) bool {
 		for _, ri := range s.kwRules[kh.ID] {
@@ -38,7 +55,7 @@ func (s *Scanner) Hold(t *scanner.Target) int {
 	})
 	hold = s.openPEM(text, hold)
 	start, _ := view.Span(hold, hold)
-	return start
+	return min(start, tokHold)
 }
 
 // pemBegin opens a PEM block. The private-key rule's keyword is the end of
@@ -62,6 +79,23 @@ func (s *Scanner) openPEM(text string, hold int) int {
 		off = i + len(pemBegin)
 	}
 	return hold
+}
+
+// keywordStart tells whether tok, a plain word, is the beginning of one of
+// the scanner's keywords, so the next bytes may complete it.
+func (s *Scanner) keywordStart(tok string) bool {
+	if strings.ContainsAny(tok, ",;!?") {
+		return false // the punctuation ended the word
+	}
+	tok = strings.ToLower(tok)
+	for _, r := range s.rules {
+		for _, kw := range r.keywords {
+			if len(kw) > len(tok) && strings.HasPrefix(kw, tok) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // open returns where a match of r at the keyword hit [ks, ke) could still

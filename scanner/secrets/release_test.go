@@ -42,13 +42,18 @@ func TestHoldReleasesProse(t *testing.T) {
 		name, text string
 		want       int
 	}{
-		{"words behind the last token", "The capital of France is Par", 25},
+		{"a plain word leaves at once", "The capital of France is Par", 28},
 		{"text ending in a space", "The capital of France is ", 25},
+		{"a keyword's beginning waits", "use the key AK", 12},
+		{"a keyword's beginning waits, any case", "export Sk", 7},
+		{"a word with a digit waits", "the value w0001", 10},
+		{"a sentence's end waits for what follows the dot", "It is Paris.", 6},
 		{"token-shaped word", "use the key AKIA", 12},
-		{"password in prose that settles", "choose a strong password for every account you", 43},
+		{"password in prose that settles", "choose a strong password for every account you", 46},
+		{"password waiting for what follows", "choose a strong password", 16},
 		{"assignment waiting for its value", "set password = ", 4},
 		{"uri authority open", "connect to postgres://app:Xk9", 11},
-		{"uri authority ended", "connect to postgres://db.example.com/app now", 41},
+		{"uri authority ended", "connect to postgres://db.example.com/app now", 44},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
