@@ -17,8 +17,10 @@ import (
 //     not the beginning of a keyword ("the", "capital" leave at once;
 //     "sk", "AKI", "pass" wait for the next bytes). A secret whose rule
 //     finds it by a keyword well inside it (an Azure DevOps PAT's marker
-//     at byte 76) can have its first letters released, at most twelve,
-//     as a plain word: no byte with a digit or symbol leaves;
+//     at byte 76) or by its shape alone (an unknown provider's
+//     "<prefix>_<random>") can have its first letters released, at most
+//     twelve, as a plain word: the provider's prefix, never a byte of the
+//     random body, which holds a digit, a symbol or is longer;
 //   - a rule found its keyword and its pattern can still match from there
 //     with more text ("api_key = " before its value, "password for user
 //     'x' is" before the quoted password, a URI whose authority runs to
@@ -133,8 +135,16 @@ func (r *rule) openMatch(text string, ks, ke int) int {
 		if ss, ok := uriOpen(text, ks); ok {
 			return ss
 		}
-	case "generic-password", "generic-secret":
+	case "generic-password", "generic-secret", "generic-key":
 		if assignmentOpen(text, ks, ke) {
+			return ks
+		}
+	case "jwt-secret":
+		if jwtSecretOpen(text, ke) {
+			return ks
+		}
+	case "generic-url-token":
+		if urlOpen(text, ks) {
 			return ks
 		}
 	default:
@@ -163,6 +173,38 @@ func uriOpen(s string, ks int) (int, bool) {
 		}
 	}
 	return ss, true
+}
+
+// jwtSecretOpen tells whether matchJWTSecret, after the keyword "jwt"
+// ending at ke, may still find a secret assignment: the 48 bytes it looks
+// at are not all there yet and nothing in them has ruled it out, or the
+// assignment it found is open.
+func jwtSecretOpen(s string, ke int) bool {
+	end := min(len(s), ke+48)
+	for i := ke; i < end; i++ {
+		c := s[i]
+		if !isIdent(c) && c != ':' && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '"' && c != '\'' && c != '{' {
+			return false
+		}
+		switch {
+		case hasWordFold(s, i, "secret"):
+			return assignmentOpen(s, i, i+6)
+		case hasWordFold(s, i, "key"):
+			return assignmentOpen(s, i, i+3)
+		}
+	}
+	return ke+48 > len(s)
+}
+
+// urlOpen tells whether the URL whose "://" is at ks runs to the end of
+// the text, so matchURLToken may still find a token in its path.
+func urlOpen(s string, ks int) bool {
+	for i := ks + 3; i < len(s); i++ {
+		if isURLStop(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // assignmentOpen tells whether parseAssignment, at the keyword [ks, ke),

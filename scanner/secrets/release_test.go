@@ -27,6 +27,9 @@ func TestHoldCoversEverySecretPrefix(t *testing.T) {
 		"password in prose":     "The password for user 'admin' is 'hunter22' so log in",
 		"generic secret":        "client_secret: 9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c then",
 		"basic auth header":     "authorization: basic dXNlcjpwYXNzd29yZDEyMw== next",
+		"generic key":           `the signing key = "q8Zr2mXk9PbT4vLw7NcYa1Bd" then`,
+		"webhook url":           "post to https://hooks.example.com/services/T0123/B0456/aB3dE5fG7hJ9kL1mN3pQ8rS now",
+		"jwt signing secret":    `jwt: { secret: "Zk4mQ9vR2xT7bN1cW8yL" } ok`,
 	}
 	for name, text := range texts {
 		t.Run(name, func(t *testing.T) { holdtest.Prefixes(t, s, text, nil) })
@@ -51,6 +54,8 @@ func TestHoldReleasesProse(t *testing.T) {
 		{"token-shaped word", "use the key AKIA", 12},
 		{"password in prose that settles", "choose a strong password for every account you", 46},
 		{"password waiting for what follows", "choose a strong password", 16},
+		{"a key in prose settles", "the key point is", 16},
+		{"a URL that ended", "see https://example.com/docs for", 32},
 		{"assignment waiting for its value", "set password = ", 4},
 		{"uri authority open", "connect to postgres://app:Xk9", 11},
 		{"uri authority ended", "connect to postgres://db.example.com/app now", 44},
