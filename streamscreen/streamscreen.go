@@ -37,6 +37,8 @@ import (
 // detectors' release point usually holds a word.
 const DefaultHoldBack = 256
 
+const holdContext = 32
+
 // MaxAnswer bounds the assembled answer kept for the record and screening.
 const MaxAnswer = 4 << 20
 
@@ -54,7 +56,7 @@ type Options struct {
 	// flushes when it sees fit (before reading on, at the latest).
 	Emit func([]byte) error
 	// Hold returns the release point of text, the unreleased end of the
-	// answer with up to HoldBack bytes of released text before it: the
+	// answer with a few bytes of released text before it: the
 	// offset in text before which no match can start or grow once more
 	// text arrives (scanner.Pipeline.Hold). Nil holds HoldBack bytes.
 	Hold func(text string) int
@@ -204,9 +206,15 @@ func (r *runner) point() int {
 	if r.opts.Hold == nil || n >= MaxAnswer {
 		return bound
 	}
-	from := max(0, r.released-r.opts.HoldBack)
+	from := max(0, r.released-holdContext)
 	return max(bound, from+r.opts.Hold(r.answer.String()[from:]))
 }
+
+// holdContext is how much released text the release point is computed
+// with. A match cannot start before the release point (its start was
+// held), so the detectors need only the bytes around the point: a word
+// boundary, the token the point is in. Screening itself still sees
+// HoldBack bytes of context, which scores and context rules use.
 
 // finish screens and releases whatever is left when the upstream ends
 // without a terminator (Gemini's JSON array, a cut connection).

@@ -89,15 +89,8 @@ func (s *Scanner) keywordStart(tok string) bool {
 	if strings.ContainsAny(tok, ",;!?") {
 		return false // the punctuation ended the word
 	}
-	tok = strings.ToLower(tok)
-	for _, r := range s.rules {
-		for _, kw := range r.keywords {
-			if len(kw) > len(tok) && strings.HasPrefix(kw, tok) {
-				return true
-			}
-		}
-	}
-	return false
+	// The longest end of tok that begins a keyword is all of it.
+	return s.kw.OpenSuffix(tok) == len(tok)
 }
 
 // open returns where a match of r at the keyword hit [ks, ke) could still
