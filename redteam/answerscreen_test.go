@@ -14,7 +14,9 @@ import (
 // catch what the mock target leaks.
 type blockLeaks struct{ answers atomic.Int32 }
 
-func (b *blockLeaks) Screen(context.Context, string, []Message) (bool, string) { return false, "passed" }
+func (b *blockLeaks) Screen(context.Context, string, []Message) (bool, string) {
+	return false, "passed"
+}
 
 func (b *blockLeaks) ScreenAnswer(_ context.Context, endpoint string, conv []Message, answer string) (bool, string) {
 	b.answers.Add(1)
