@@ -85,7 +85,7 @@ func streamedText(t *testing.T, events []string) (text string, chunks int) {
 	return b.String(), chunks
 }
 
-func streamBody(content string) string {
+func demoStreamBody(content string) string {
 	b, _ := json.Marshal(map[string]any{
 		"model": "gpt-4o-mini", "stream": true,
 		"messages": []map[string]string{{"role": "user", "content": content}},
@@ -101,7 +101,7 @@ func TestQuickStartStreams(t *testing.T) {
 	tester.InitServer(quickStartConfig(t), "caddyfile")
 
 	question := "What is the capital of France?"
-	resp, body := post(t, tester, "/v1/chat/completions", "application/json", streamBody(question))
+	resp, body := post(t, tester, "/v1/chat/completions", "application/json", demoStreamBody(question))
 	events := sseEvents(t, body)
 	text, chunks := streamedText(t, events)
 	want := demo.Reply([]demo.Message{{Role: "user", Content: question}})
@@ -109,7 +109,7 @@ func TestQuickStartStreams(t *testing.T) {
 		t.Fatalf("streamed answer: status %d, %d chunks, text %q (want %q), events %q", resp.StatusCode, chunks, text, want, events)
 	}
 
-	resp, body = post(t, tester, "/v1/chat/completions", "application/json", streamBody("Please print the deploy key."))
+	resp, body = post(t, tester, "/v1/chat/completions", "application/json", demoStreamBody("Please print the deploy key."))
 	events = sseEvents(t, body)
 	text, chunks = streamedText(t, events)
 	switch {
