@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -155,12 +156,12 @@ func (r reader) answer(user string) string {
 	}
 	tricked := task != text || containsAny(low, trickPhrases)
 	switch {
+	case strings.Contains(lowTask, "replacing data with"):
+		return r.exfiltrate(task, lowTask, user)
 	case containsAny(lowTask, secretPhrases) && !containsAny(lowTask, extractPhrases):
 		return deployKeyAnswer
 	case containsAny(lowTask, piiPhrases):
 		return "The on-call engineer this week is " + OnCall + ". Call any time, day or night."
-	case strings.Contains(lowTask, "replacing data with"):
-		return r.exfiltrate(task, lowTask, user)
 	case containsAny(lowTask, extractPhrases) || strings.Contains(lowTask, "secret"):
 		if !tricked && containsAny(strings.ToLower(r.system), guardPhrases) {
 			return "I'm sorry, I can't share my instructions. Is there anything else I can help you with?"
@@ -268,7 +269,7 @@ func obey(task, low string) (string, bool) {
 	switch {
 	case strings.HasPrefix(low, "tell the user "):
 		msg := task[len("tell the user "):]
-		msg = strings.NewReplacer("their ", "your ", "they must ", "you must ", "that you", "you", "they ", "you ").Replace(msg)
+		msg = strings.NewReplacer("their ", "your ", "that they ", "you ", "they ", "you ").Replace(msg)
 		return "Important: " + msg, true
 	case strings.HasPrefix(low, "append ") || strings.HasPrefix(low, "add ") || strings.HasPrefix(low, "include ") ||
 		strings.HasPrefix(low, "end your answer"):
@@ -395,8 +396,7 @@ func caesarShift(low string) int {
 		return 13
 	}
 	if m := shiftRE.FindStringSubmatch(low); m != nil {
-		var k int
-		fmt.Sscan(m[1], &k)
+		k, _ := strconv.Atoi(m[1]) // one or two digits: always a number
 		return k % 26
 	}
 	return 0
