@@ -366,7 +366,7 @@ func decode(s string) string {
 	}
 	if k := caesarShift(low); k > 0 {
 		if _, payload, ok := strings.Cut(s, "\n\n"); ok {
-			return shiftLetters(payload, 26-k)
+			return unshift(payload, k)
 		}
 	}
 	if out, ok := unleet(s); ok {
@@ -402,16 +402,16 @@ func caesarShift(low string) int {
 	return 0
 }
 
-func shiftLetters(s string, k int) string {
-	return strings.Map(func(c rune) rune {
-		switch {
-		case 'a' <= c && c <= 'z':
-			return 'a' + (c-'a'+rune(k))%26
-		case 'A' <= c && c <= 'Z':
-			return 'A' + (c-'A'+rune(k))%26
-		}
-		return c
-	}, s)
+// unshift decrypts a Caesar cipher that shifted every ASCII letter
+// forward by k.
+func unshift(s string, k int) string {
+	const lower, upper = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	pairs := make([]string, 0, 4*26)
+	for i := range 26 {
+		j := (i + k) % 26
+		pairs = append(pairs, lower[j:j+1], lower[i:i+1], upper[j:j+1], upper[i:i+1])
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
 }
 
 // leetLetters maps the digits and symbols of leetspeak to the letter they
