@@ -105,15 +105,20 @@ type principal struct {
 // the provider key. The token is looked up by its SHA-256 (only hashes are
 // stored) and the hashes compared in constant time.
 func (h *Handler) authenticate(r *http.Request) (principal, error) {
-	token := presentedToken(r)
+	return h.app.authenticateToken(presentedToken(r))
+}
+
+// authenticateToken maps a presented Promptwall token to its org and user;
+// every failure is errBadToken, so no answer tells which part was wrong.
+func (a *App) authenticateToken(token string) (principal, error) {
 	if token == "" {
 		return principal{}, errBadToken
 	}
 	hash := sha256.Sum256([]byte(token))
-	if bh := h.app.bootstrapHash; bh != nil && subtle.ConstantTimeCompare(bh[:], hash[:]) == 1 {
+	if bh := a.bootstrapHash; bh != nil && subtle.ConstantTimeCompare(bh[:], hash[:]) == 1 {
 		return principal{orgID: defaultOrgID(), userID: "bootstrap"}, nil
 	}
-	st := h.app.shared.store
+	st := a.shared.store
 	tok, err := st.LookupToken(hash)
 	if err != nil || subtle.ConstantTimeCompare(tok.Hash[:], hash[:]) != 1 {
 		return principal{}, errBadToken
