@@ -115,19 +115,8 @@ var guardrailCredentialHeaders = []string{"App-Id", "Api-Key", "X-Api-Key"}
 // guardrailToken finds the Promptwall token where the caller sends its
 // guardrail key. Query parameters are not read: URLs end up in logs.
 func guardrailToken(r *http.Request) string {
-	if v := r.Header.Get("Authorization"); v != "" {
-		scheme, tok, ok := strings.Cut(v, " ")
-		if ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(tok)
-		}
-		return ""
-	}
-	for _, h := range guardrailCredentialHeaders {
-		if v := r.Header.Get(h); v != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
+	tok, _ := headerToken(r, guardrailCredentialHeaders)
+	return tok
 }
 
 // ServeHTTP screens one caller's texts and answers in its shape.

@@ -136,19 +136,28 @@ func (a *App) authenticateToken(token string) (principal, error) {
 
 // presentedToken finds the token wherever the client's SDK puts its key.
 func presentedToken(r *http.Request) string {
+	if tok, found := headerToken(r, credentialHeaders[1:]); found {
+		return tok
+	}
+	return r.URL.Query().Get("key")
+}
+
+// headerToken reads a token from Authorization (Bearer scheme only) or else
+// from the first of headers that is set; found tells whether any was.
+func headerToken(r *http.Request, headers []string) (token string, found bool) {
 	if v := r.Header.Get("Authorization"); v != "" {
 		scheme, tok, ok := strings.Cut(v, " ")
 		if ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(tok)
+			return strings.TrimSpace(tok), true
 		}
-		return ""
+		return "", true
 	}
-	for _, h := range credentialHeaders[1:] {
+	for _, h := range headers {
 		if v := r.Header.Get(h); v != "" {
-			return strings.TrimSpace(v)
+			return strings.TrimSpace(v), true
 		}
 	}
-	return r.URL.Query().Get("key")
+	return "", false
 }
 
 // useProviderKey replaces whatever credential the client sent with the
