@@ -267,11 +267,15 @@ func (s *guardServer) record(t *testing.T, id string) scanRecord {
 	for range 200 {
 		resp, b := s.do(t, http.MethodGet, guardURL("/backend/v1/prompts/"+id), map[string]string{"Authorization": "Bearer " + testToken}, nil)
 		if resp.StatusCode == http.StatusOK {
-			var rec scanRecord
-			if err := json.Unmarshal(b, &rec); err != nil {
-				t.Fatal(err)
+			// The answer is the conversation up to the prompt; a scan
+			// is a conversation of one.
+			var page struct {
+				Memory []scanRecord `json:"memory"`
 			}
-			return rec
+			if err := json.Unmarshal(b, &page); err != nil || len(page.Memory) != 1 {
+				t.Fatalf("GET prompt %s: %s (%v)", id, b, err)
+			}
+			return page.Memory[0]
 		}
 		if resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("GET prompt %s: %d %s", id, resp.StatusCode, b)

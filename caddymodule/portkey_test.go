@@ -166,8 +166,15 @@ func TestPortkeyGateway(t *testing.T) {
 			if (tc.outcome == "passed") != (forwarded == 1) {
 				t.Fatalf("outcome %s but the model was called %d times", tc.outcome, forwarded)
 			}
-			if tc.outcome == "blocked" && bytes.Contains(body, []byte(fakeAWSKey)) && !bytes.Contains(body, []byte("hook_results")) {
-				t.Errorf("refusal without hook results: %s", body)
+			// Portkey's refusal carries Promptwall's answer in its hook
+			// results: the endpoint's flag message, never the secret.
+			if tc.outcome == "blocked" {
+				if !bytes.Contains(body, []byte("hooks_failed")) || !bytes.Contains(body, []byte("Remove the secret and try again.")) {
+					t.Errorf("the refusal does not carry Promptwall's verdict: %s", body)
+				}
+				if bytes.Contains(body, []byte(fakeAWSKey)) {
+					t.Errorf("the refusal quotes the secret: %s", body)
+				}
 			}
 		})
 	}
