@@ -81,6 +81,12 @@ type App struct {
 	endpoints     map[string]*compiledEndpoint
 	metrics       *metrics
 	logger        *zap.Logger
+	// campaigns are the declared campaigns, validated, stored at Start.
+	campaigns []*store.Campaign
+	// previous is the config that was live when this one started; stopped
+	// is set once Caddy stops this config (see activate.go).
+	previous *App
+	stopped  bool
 }
 
 // CaddyModule returns the Caddy module information.
@@ -171,13 +177,6 @@ func (a *App) Validate() error {
 	return nil
 }
 
-// Start is a no-op: the store's writer starts when the store opens.
-func (a *App) Start() error { return nil }
-
-// Stop is a no-op: shared state is released in Cleanup, after the next
-// config (if any) has taken its reference.
-func (a *App) Stop() error { return nil }
-
 // Cleanup releases this config's reference to the shared state; the store is
 // drained and closed when the last reference goes.
 func (a *App) Cleanup() error {
@@ -202,9 +201,12 @@ type sharedState struct {
 	// runner executes campaigns; runs outlive config reloads.
 	runner        *redteam.Runner
 	stopSchedules context.CancelFunc
-	// current is the newest provisioned config, which long-lived work
-	// (campaign runs) uses for providers and endpoints.
-	current   atomic.Pointer[App]
+	// current is the config that runs (the last one started and not
+	// rolled back), which long-lived work (campaign runs) uses for
+	// providers and endpoints.
+	current atomic.Pointer[App]
+	// activeMu orders Start and Stop of configs sharing this state.
+	activeMu  sync.Mutex
 	verdicts  *scanner.VerdictCache
 	pipelines *ristretto.Cache[string, *scanner.Pipeline]
 }

@@ -25,12 +25,16 @@ import (
 type configuredProvider struct {
 	cfg     provider.Config
 	limiter *limits.Limiter
+	// limits are applied to limiter when this config starts (see
+	// App.Start), never while it is provisioned.
+	limits limits.Config
 }
 
 // provisionProviders resolves secrets, validates, and attaches each
-// provider's limiter from the shared registry: a reload updates a limiter's
-// limits in place, so buckets are not refilled and slots held by requests
-// in flight stay counted.
+// provider's limiter from the shared registry. The limits themselves are
+// applied in place when the config starts, so buckets are not refilled,
+// slots held by requests in flight stay counted, and a reload that fails
+// changes nothing.
 func (a *App) provisionProviders() error {
 	repl := caddy.NewReplacer()
 	a.providers = make(map[string]*configuredProvider, len(a.Providers))
@@ -52,10 +56,7 @@ func (a *App) provisionProviders() error {
 		if err != nil {
 			return fmt.Errorf("provider %q: %w", cfg.Name, err)
 		}
-		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.shared.limits.Get(cfg.Name, lc)}
-	}
-	if a.shared.store != nil {
-		return a.syncProviderVersions()
+		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.shared.limits.Attach(cfg.Name, lc), limits: lc}
 	}
 	return nil
 }
