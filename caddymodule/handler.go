@@ -602,9 +602,10 @@ func (x *exchange) commit() {
 	p.Input = record.Text(x.conv, shown, x.input)
 	results := make([]store.ScannerResult, 0, scannerCount(x.input)+scannerCount(x.output))
 	p.Result.ScannerResults = record.AppendScannerResults(record.AppendScannerResults(results, x.input, shown), x.output, 0)
-	p.Result.Response = record.Response(x.outConv, x.output)
-	// The raw answer may echo what the scanners found on either side.
+	// The answer, raw or parsed, may echo what the scanners found on
+	// either side (a model repeating the user's address).
 	sensitive := append(record.SensitiveValues(x.conv, x.input), record.SensitiveValues(x.outConv, x.output)...)
+	p.Result.Response = record.MaskValues(record.Response(x.outConv, x.output), sensitive)
 	p.Result.ProviderResult = record.MaskValues(truncate(x.providerResult, providerResultLimit), sensitive)
 	p.Result.Outcome = string(worst(x.input, x.output))
 	if x.upstreamErr != nil && x.input.Outcome != scanner.Blocked {

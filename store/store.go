@@ -98,6 +98,9 @@ type Options struct {
 	// reservations and for a failing disk to accept the queued records.
 	// Default 30s.
 	DrainTimeout time.Duration
+	// Durability says when a record counts as stored: DurabilitySync
+	// (the default) or DurabilityBatched; see Durability.
+	Durability Durability
 	// Observer receives queue and commit events for metrics; optional.
 	Observer Observer
 	// Logger receives commit failures and sweep results; optional.
@@ -215,6 +218,10 @@ func Open(opts Options) (*Store, error) {
 	setDefault(&opts.Retention, DefaultRetention)
 	setDefault(&opts.SweepInterval, DefaultSweepInterval)
 	setDefault(&opts.DrainTimeout, DefaultDrainTimeout)
+	setDefault(&opts.Durability, DurabilitySync)
+	if err := opts.Durability.valid(); err != nil {
+		return nil, err
+	}
 	if opts.BatchSize > opts.QueueSize {
 		opts.BatchSize = opts.QueueSize
 	}
