@@ -434,6 +434,15 @@ func (h *Handler) finishPrompt(w http.ResponseWriter, r *http.Request, p Princip
 	if err := res.Commit(rec); err != nil {
 		return internal(fmt.Errorf("committing prompt record: %w", err))
 	}
+	// The id is returned, and may be attached to a chat or template, only
+	// once its record is on disk: a client reads it (or sends a follow-up
+	// with it as parentId) at once, and nothing may reference a record a
+	// crash can still lose.
+	if err := res.WaitCommitted(r.Context()); err != nil {
+		w.Header().Set("Retry-After", "1")
+		return &apiError{status: http.StatusServiceUnavailable, code: CodeUnavailable,
+			message: "the prompt could not be recorded; retry shortly", cause: err}
+	}
 	if chat != nil {
 		if err := h.store.AddChatPrompt(chat.ID, rec.ID); err != nil {
 			h.logError(r, fmt.Errorf("adding prompt to chat: %w", err))

@@ -12,8 +12,8 @@ var errNotRunning = errors.New("no promptwall configuration is running")
 // Caddy provisions a new config while the old one still serves, and keeps
 // the old one when anything fails. Provision therefore only prepares: what
 // is shared with the running config through the usage pool (provider
-// limits, the config campaign runs use, provider versions and declared
-// campaigns in the store) changes in Start, once every app of the new
+// limits, the config campaign runs use, the store's durability, provider
+// versions and declared campaigns in the store) changes in Start, once every app of the new
 // config has provisioned. When a later app fails to start, Caddy stops the
 // apps it started: Stop then gives the shared state back to the config
 // that keeps running.
@@ -70,6 +70,9 @@ func (a *App) activate() error {
 	a.shared.current.Store(a)
 	if a.shared.store == nil {
 		return nil
+	}
+	if err := a.shared.store.SetDurability(a.durability); err != nil {
+		return err
 	}
 	if err := a.syncProviderVersions(); err != nil {
 		return err

@@ -47,6 +47,13 @@ type App struct {
 	// EnqueueWait bounds how long a request waits for queue space before it
 	// is refused with 503. Default: 1s.
 	EnqueueWait caddy.Duration `json:"enqueue_wait,omitempty"`
+	// Durability is when a record counts as stored: "sync" (no answer is
+	// acknowledged before its record is on disk; inline answers hold
+	// their last byte, API answers their response, until the record's
+	// batch is committed) or "batched" (records are committed in batches
+	// up to 10ms after the answer; a crash loses the last few). Default:
+	// sync.
+	Durability string `json:"durability,omitempty"`
 	// BootstrapToken is the API credential of the default organization's
 	// owner. Default: the environment variable PROMPTWALL_BOOTSTRAP_TOKEN.
 	// Only its SHA-256 is stored.
@@ -82,7 +89,8 @@ type App struct {
 	metrics       *metrics
 	logger        *zap.Logger
 	// campaigns are the declared campaigns, validated, stored at Start.
-	campaigns []*store.Campaign
+	campaigns  []*store.Campaign
+	durability store.Durability
 	// previous is the config that was live when this one started; stopped
 	// is set once Caddy stops this config (see activate.go).
 	previous *App
@@ -102,7 +110,7 @@ const BootstrapEnv = "PROMPTWALL_BOOTSTRAP_TOKEN"
 const DefaultOrgName = "default"
 
 // Provision opens (or shares) the store and compiles the endpoints.
-func (a *App) Provision(ctx caddy.Context) error {
+func (a *App) Provision(ctx caddy.Context) (err error) {
 	a.logger = ctx.Logger()
 	a.metrics = getMetrics()
 	if err := a.metrics.register(ctx.GetMetricsRegistry()); err != nil {
@@ -123,6 +131,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	if a.Retention == 0 {
 		a.Retention = caddy.Duration(30 * 24 * time.Hour)
+	}
+	if a.durability, err = store.ParseDurability(a.Durability); err != nil {
+		return err
 	}
 	if a.VerdictCacheBytes == 0 {
 		a.VerdictCacheBytes = scanner.DefaultCacheBytes
@@ -266,6 +277,7 @@ func (a *App) openShared(path string) (*sharedState, error) {
 		OpenTimeout: time.Duration(a.OpenTimeout),
 		QueueSize:   a.QueueSize,
 		EnqueueWait: time.Duration(a.EnqueueWait),
+		Durability:  a.durability,
 		Retention:   retention,
 		Observer:    storeObserver{a.metrics},
 		Logger:      a.logger.Named("store"),

@@ -39,6 +39,7 @@ func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 //	    retention           <duration>
 //	    queue_size          <records>
 //	    enqueue_wait        <duration>
+//	    durability          sync|batched
 //	    bootstrap_token     <token>
 //	    verdict_cache_size  <size>
 //	    scanner <module> [<id>] { ... }     # global settings every endpoint inherits
@@ -94,6 +95,13 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "bootstrap_token":
 			if !d.AllArgs(&a.BootstrapToken) {
 				return d.ArgErr()
+			}
+		case "durability":
+			if !d.AllArgs(&a.Durability) {
+				return d.ArgErr()
+			}
+			if a.Durability != "sync" && a.Durability != "batched" {
+				return d.Errf("durability %q: must be sync or batched", a.Durability)
 			}
 		case "open_timeout", "retention", "enqueue_wait":
 			dur, err := parseDurationArg(d)

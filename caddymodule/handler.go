@@ -302,6 +302,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			x.res.Cancel()
 		}
 	}()
+	var gate *commitGate
+	if w, gate = h.gateWrites(w); gate != nil {
+		defer gate.release(r.Context(), x.res, h.logger)
+	}
 	x.id = store.NewID()
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	repl.Set("promptwall.prompt_id", x.id)
@@ -617,6 +621,12 @@ func (x *exchange) commit() {
 	}
 	p.Scanners = h.ep.settingsJSON()
 	if h.ep.hasDeferred {
+		if h.app.shared.store.Durability() == store.DurabilitySync {
+			// The answer waits for its record, not for the deferred
+			// scanners: the record is committed now and replaced with
+			// their results later.
+			x.res.Commit(&p)
+		}
 		go x.commitDeferred(p, shown)
 		return
 	}
@@ -631,7 +641,12 @@ func (x *exchange) commitDeferred(p store.Prompt, shown int) {
 	if deferred.Outcome.Severity() > scanner.Outcome(p.Result.Outcome).Severity() {
 		p.Result.Outcome = string(deferred.Outcome)
 	}
-	x.res.Commit(&p)
+	if err := x.res.Commit(&p); errors.Is(err, store.ErrReservationUsed) {
+		// Committed already (durability sync): replace it.
+		if err := x.h.app.shared.store.Put(context.Background(), &p); err != nil {
+			x.h.logger.Error("recording deferred scanner results", zap.String("id", p.ID), zap.Error(err))
+		}
+	}
 }
 
 func scannerCount(res *scanner.Result) int {

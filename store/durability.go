@@ -41,14 +41,29 @@ func (d Durability) valid() error {
 }
 
 // Durability returns the store's durability setting.
-func (s *Store) Durability() Durability { return s.opts.Durability }
+func (s *Store) Durability() Durability {
+	if s.durable.Load() {
+		return DurabilitySync
+	}
+	return DurabilityBatched
+}
+
+// SetDurability changes the durability setting of an open store (a config
+// reload); records committed from then on follow it.
+func (s *Store) SetDurability(d Durability) error {
+	if err := d.valid(); err != nil {
+		return err
+	}
+	s.durable.Store(d == DurabilitySync)
+	return nil
+}
 
 // Wait returns once the record committed through r is durable in sync
 // mode, or at once in batched mode (see WaitCommitted) and for a
 // reservation that was cancelled or never committed. It fails with ctx's
 // error, or with the store's error when it closed without committing it.
 func (r *Reservation) Wait(ctx context.Context) error {
-	if r.s.opts.Durability != DurabilitySync {
+	if !r.s.durable.Load() {
 		return nil
 	}
 	return r.WaitCommitted(ctx)

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -197,6 +198,8 @@ type Store struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	// durable is true in sync mode; see SetDurability.
+	durable atomic.Bool
 }
 
 // NewID returns a new record id: a UUIDv7, so ids sort by creation time.
@@ -254,6 +257,7 @@ func Open(opts Options) (*Store, error) {
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
+	s.durable.Store(opts.Durability == DurabilitySync)
 	if err := s.init(); err != nil {
 		_ = db.Close()
 		return nil, err

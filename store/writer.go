@@ -213,7 +213,7 @@ func (s *Store) runWriter() {
 		}
 		// In sync mode requests wait for their batch: commit at once
 		// (group commit: what queues during this fsync is the next batch).
-		if s.opts.Durability != DurabilitySync && len(s.queue) < s.opts.BatchSize-1 {
+		if !s.durable.Load() && len(s.queue) < s.opts.BatchSize-1 {
 			timer.Reset(s.opts.BatchWait)
 			select {
 			case <-timer.C:
