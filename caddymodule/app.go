@@ -15,6 +15,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/dgraph-io/ristretto/v2"
 	"go.uber.org/zap"
+	"golang.org/x/time/rate"
 
 	"github.com/promptwall/promptwall/cli"
 	"github.com/promptwall/promptwall/limits"
@@ -217,7 +218,9 @@ type sharedState struct {
 	// providers and endpoints.
 	current atomic.Pointer[App]
 	// activeMu orders Start and Stop of configs sharing this state.
-	activeMu  sync.Mutex
+	activeMu sync.Mutex
+	// refusals samples the refused requests that are recorded.
+	refusals  *rate.Limiter
 	verdicts  *scanner.VerdictCache
 	pipelines *ristretto.Cache[string, *scanner.Pipeline]
 }
@@ -257,7 +260,8 @@ func newCaches(verdictBytes int64) (*sharedState, error) {
 		verdicts.Close()
 		return nil, err
 	}
-	return &sharedState{verdicts: verdicts, pipelines: pipelines, limits: limits.NewRegistry(nil, limitsObserver{getMetrics()})}, nil
+	return &sharedState{verdicts: verdicts, pipelines: pipelines, limits: limits.NewRegistry(nil, limitsObserver{getMetrics()}),
+		refusals: newRefusalSampler()}, nil
 }
 
 func (a *App) openShared(path string) (*sharedState, error) {

@@ -203,6 +203,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// Requests without a body carry no prompt (model listings, health
 	// checks): nothing to screen, nothing to record.
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
+		if hasBody(r) {
+			return h.refuseBodylessMethod(w, r)
+		}
 		return next.ServeHTTP(w, r)
 	}
 	// errFmt picks the error shape of a request refused before its format
@@ -210,6 +213,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	errFmt := func() format.Format { return h.errorFormat(r.URL.Path) }
 	var who principal
 	if h.Authenticate {
+		if tokenInQuery(r) {
+			h.app.metrics.rejected.WithLabelValues("unauthenticated").Inc()
+			return h.writeError(w, errFmt(), http.StatusUnauthorized, "invalid_api_key", errTokenInQuery)
+		}
 		var err error
 		if who, err = h.authenticate(r); err != nil {
 			h.app.metrics.rejected.WithLabelValues("unauthenticated").Inc()
@@ -343,9 +350,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// fully written (streams included).
 	release, err := h.acquire(r.Context())
 	if err != nil {
-		committed = true
-		x.upstreamErr = err
-		x.commit()
+		h.app.metrics.rejected.WithLabelValues("provider_limit").Inc()
+		if h.recordRefusal() {
+			committed = true
+			x.upstreamErr = err
+			x.commit()
+		}
 		return h.writeLimited(w, x, err)
 	}
 	defer release()

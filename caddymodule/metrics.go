@@ -68,7 +68,7 @@ func getMetrics() *metrics {
 			}, []string{"scanner", "provider", "project", "direction", "action"}),
 			rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Namespace: ns, Name: "requests_rejected_total",
-				Help: "Requests refused before screening, by reason (malformed, too_large, unsupported, store_full).",
+				Help: "Requests refused before they were forwarded, by reason (malformed, too_large, unsupported, unauthenticated, store_full, provider_limit).",
 			}, []string{"reason"}),
 			scannerDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 				Namespace: ns, Name: "scanner_duration_seconds",

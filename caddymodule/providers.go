@@ -130,7 +130,8 @@ func (h *Handler) authenticate(r *http.Request) (principal, error) {
 	return principal{orgID: org.ID, userID: user.ID}, nil
 }
 
-// presentedToken finds the token wherever the client's SDK puts its key.
+// presentedToken finds the token in whichever header the client's SDK puts
+// its key; never in the URL (see errTokenInQuery).
 func presentedToken(r *http.Request) string {
 	if v := r.Header.Get("Authorization"); v != "" {
 		scheme, tok, ok := strings.Cut(v, " ")
@@ -144,7 +145,7 @@ func presentedToken(r *http.Request) string {
 			return strings.TrimSpace(v)
 		}
 	}
-	return r.URL.Query().Get("key")
+	return ""
 }
 
 // useProviderKey replaces whatever credential the client sent with the
