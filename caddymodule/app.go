@@ -48,6 +48,11 @@ type App struct {
 	// EnqueueWait bounds how long a request waits for queue space before it
 	// is refused with 503. Default: 1s.
 	EnqueueWait caddy.Duration `json:"enqueue_wait,omitempty"`
+	// MaxSize bounds the data in the database file (bytes): past it the
+	// oldest records that are not preserved are deleted first, and
+	// promptwall_store_records_evicted_total counts them. Default: 0, no
+	// bound.
+	MaxSize int64 `json:"max_size,omitempty"`
 	// Durability is when a record counts as stored: "sync" (no answer is
 	// acknowledged before its record is on disk; inline answers hold
 	// their last byte, API answers their response, until the record's
@@ -282,6 +287,7 @@ func (a *App) openShared(path string) (*sharedState, error) {
 		QueueSize:   a.QueueSize,
 		EnqueueWait: time.Duration(a.EnqueueWait),
 		Durability:  a.durability,
+		MaxSize:     a.MaxSize,
 		Retention:   retention,
 		Observer:    storeObserver{a.metrics},
 		Logger:      a.logger.Named("store"),

@@ -40,6 +40,7 @@ func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 //	    queue_size          <records>
 //	    enqueue_wait        <duration>
 //	    durability          sync|batched
+//	    max_size            <size>
 //	    bootstrap_token     <token>
 //	    verdict_cache_size  <size>
 //	    scanner <module> [<id>] { ... }     # global settings every endpoint inherits
@@ -115,6 +116,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			a.QueueSize = n
+		case "max_size":
+			n, err := parseSizeArg(d)
+			if err != nil {
+				return err
+			}
+			a.MaxSize = n
 		case "verdict_cache_size":
 			n, err := parseSizeArg(d)
 			if err != nil {

@@ -99,6 +99,11 @@ type Options struct {
 	// reservations and for a failing disk to accept the queued records.
 	// Default 30s.
 	DrainTimeout time.Duration
+	// MaxSize bounds the data in the database file, in bytes: past it the
+	// oldest records that are not preserved are deleted first. Zero means
+	// no bound. Identities, campaigns and preserved records are never
+	// deleted to make room.
+	MaxSize int64
 	// Durability says when a record counts as stored: DurabilitySync
 	// (the default) or DurabilityBatched; see Durability.
 	Durability Durability
@@ -195,6 +200,7 @@ type Store struct {
 	drainDeadline time.Time
 	writerDone    chan struct{}
 	sweeperDone   chan struct{}
+	sizeCheck     chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -250,6 +256,7 @@ func Open(opts Options) (*Store, error) {
 		stopWriter:   make(chan struct{}),
 		writerDone:   make(chan struct{}),
 		sweeperDone:  make(chan struct{}),
+		sizeCheck:    make(chan struct{}, 1),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()

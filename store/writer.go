@@ -316,6 +316,7 @@ func (s *Store) commit(batch []*record) bool {
 			close(s.commitNotify)
 			s.commitNotify = make(chan struct{})
 			s.mu.Unlock()
+			s.checkSize()
 			return true
 		}
 		s.log.Error("store commit failed; retrying",
