@@ -14,10 +14,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/promptwall/promptwall/admin"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
-	"github.com/promptwall/promptwall/store"
 )
 
 // configuredProvider is a provider of the running config: its settings with
@@ -64,15 +62,7 @@ func (a *App) provisionProviders() error {
 // syncProviderVersions stores each provider's configuration as a version
 // when it changed, so the API's configAt can answer for a past time.
 func (a *App) syncProviderVersions() error {
-	current := make([]*store.ProviderRecord, 0, len(a.providers))
-	for _, p := range a.providers {
-		rec, err := admin.ProviderRecord(defaultOrgID(), &p.cfg)
-		if err != nil {
-			return err
-		}
-		current = append(current, rec)
-	}
-	return a.shared.store.SyncProviders(defaultOrgID(), current, time.Now())
+	return a.syncOrgProviders(time.Now())
 }
 
 // provider returns a configured provider by name or id.
