@@ -58,11 +58,9 @@ func (g *commitGate) release(ctx context.Context, res *store.Reservation, log *z
 		log.Error("aborting the answer: its record was not committed", zap.Error(err))
 		panic(http.ErrAbortHandler)
 	}
-	if !g.held {
-		return
-	}
-	if _, err := g.ResponseWriterWrapper.Write(g.last[:]); err == nil {
-		_ = http.NewResponseController(g.ResponseWriterWrapper).Flush()
+	if g.held {
+		// The server flushes it with the end of the response.
+		_, _ = g.ResponseWriterWrapper.Write(g.last[:])
 	}
 }
 
