@@ -577,6 +577,7 @@ func parseHandlerDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 //	    authenticate
 //	    max_queue_wait    <duration>
 //	    stream_hold_back  <bytes>
+//	    body_read_timeout <duration>
 //	    pass_through      upgrade|multipart|unknown_format ...
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -640,6 +641,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return derr
 			}
 			h.MaxQueueWait = dur
+		case "body_read_timeout":
+			dur, derr := parseDurationArg(d)
+			if derr != nil {
+				return derr
+			}
+			h.BodyReadTimeout = dur
 		case "stream_hold_back":
 			n, perr := parseIntArg(d)
 			if perr != nil {

@@ -58,9 +58,12 @@ func (g *commitGate) release(ctx context.Context, res *store.Reservation, log *z
 		log.Error("aborting the answer: its record was not committed", zap.Error(err))
 		panic(http.ErrAbortHandler)
 	}
-	if g.held {
-		// The server flushes it with the end of the response.
-		_, _ = g.ResponseWriterWrapper.Write(g.last[:])
+	if !g.held {
+		return
+	}
+	// Flushed at once: a streaming client is waiting for exactly this byte.
+	if _, err := g.ResponseWriterWrapper.Write(g.last[:]); err == nil {
+		_ = http.NewResponseController(g.ResponseWriterWrapper).Flush()
 	}
 }
 

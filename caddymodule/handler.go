@@ -77,6 +77,10 @@ type Handler struct {
 	// long that is split across events is caught before any of it is
 	// released. Default: 256.
 	StreamHoldBack int `json:"stream_hold_back,omitempty"`
+	// BodyReadTimeout bounds how long the request body may take to arrive:
+	// a client that trickles or stalls a body is answered 408 rather than
+	// held. Default: 30s.
+	BodyReadTimeout caddy.Duration `json:"body_read_timeout,omitempty"`
 
 	app     *App
 	ep      *compiledEndpoint
@@ -256,12 +260,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 
 	body := getBuf()
 	defer putBuf(body)
-	if _, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, h.MaxBodySize)); err != nil {
+	clearDeadline := h.bodyDeadline(w)
+	_, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, h.MaxBodySize))
+	clearDeadline()
+	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			h.app.metrics.rejected.WithLabelValues("too_large").Inc()
 			return h.writeError(w, errFmt(), http.StatusRequestEntityTooLarge, "request_too_large", h.tooLargeMessage())
 		}
-		return caddyhttp.Error(http.StatusBadRequest, fmt.Errorf("reading request body: %w", err))
+		return h.writeBodyError(w, errFmt(), err)
 	}
 	raw := body.Bytes()
 	if !utf8.Valid(raw) {

@@ -1,8 +1,10 @@
 package caddymodule_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -107,5 +109,45 @@ func TestTokenInQueryRefused(t *testing.T) {
 				t.Fatalf("forwarded, or the refusal does not say where the token goes: %s", b)
 			}
 		})
+	}
+}
+
+// A body that stalls gets 408 and one that is malformed 400, both in the
+// format's JSON error shape.
+func TestUnreadableBodies(t *testing.T) {
+	up := newUpstream(t)
+	tester := caddytest.NewTester(t)
+	tester.InitServer(gatewayConfig(filepath.Join(t.TempDir(), "pw.db"), up.Listener.Addr().String(), "", "body_read_timeout 200ms"), "caddyfile")
+	head := "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+	cases := []struct {
+		name, raw string
+		status    int
+	}{
+		{"stalled body", head + "Content-Length: 100\r\n\r\n{\"model\":", http.StatusRequestTimeout},
+		{"bad chunk size", head + "Transfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n", http.StatusBadRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(gatewayURL(""), "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, tc.raw); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || !json.Valid(b) || len(b) == 0 {
+				t.Fatalf("got %d %q, want %d with a JSON error", resp.StatusCode, b, tc.status)
+			}
+		})
+	}
+	if n := len(up.received()); n != 0 {
+		t.Fatalf("%d unreadable bodies were forwarded", n)
 	}
 }
