@@ -8,7 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/promptwall/promptwall/admin"
+	"github.com/promptwall/promptwall/api"
 	"github.com/promptwall/promptwall/provider"
 )
 
@@ -19,7 +19,7 @@ func init() {
 // APIHandler serves the /backend/v1 API (`promptwall_api` directive). It is
 // terminal: requests it receives are answered by the API, never passed on.
 type APIHandler struct {
-	api http.Handler
+	backend http.Handler
 }
 
 // CaddyModule returns the Caddy module information.
@@ -34,7 +34,7 @@ func (h *APIHandler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("loading promptwall app: %w", err)
 	}
 	app := appIface.(*App)
-	h.api, err = admin.New(admin.Config{
+	h.backend, err = api.New(api.Config{
 		Store:              app.Store(),
 		Logger:             ctx.Logger(),
 		BootstrapTokenHash: app.bootstrapHash,
@@ -53,7 +53,7 @@ func (h *APIHandler) Provision(ctx caddy.Context) error {
 
 // ServeHTTP answers the request from the API.
 func (h *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	h.api.ServeHTTP(w, r)
+	h.backend.ServeHTTP(w, r)
 	return nil
 }
 
@@ -95,7 +95,7 @@ func (p appProviders) Provider(orgID, idOrName string) (*provider.Config, bool) 
 // appScreener gives POST /prompts the config's endpoints.
 type appScreener struct{ app *App }
 
-func (s appScreener) ScreenEndpoint(idOrName string) (admin.ScreenEndpoint, bool) {
+func (s appScreener) ScreenEndpoint(idOrName string) (api.ScreenEndpoint, bool) {
 	if idOrName == "" {
 		idOrName = DefaultEndpointName
 	}
@@ -108,9 +108,9 @@ func (s appScreener) ScreenEndpoint(idOrName string) (admin.ScreenEndpoint, bool
 		}
 	}
 	if !ok {
-		return admin.ScreenEndpoint{}, false
+		return api.ScreenEndpoint{}, false
 	}
-	return admin.ScreenEndpoint{
+	return api.ScreenEndpoint{
 		ID: ep.ID, Name: ep.Name, ProjectID: ep.ProjectID, Providers: ep.Providers,
 		Screen:   ep.pipeline.Screen,
 		Scanners: ep.settingsJSON(),

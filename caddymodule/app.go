@@ -16,7 +16,7 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 	"go.uber.org/zap"
 
-	"github.com/promptwall/promptwall/cli"
+	"github.com/promptwall/promptwall/identity"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
 	"github.com/promptwall/promptwall/redteam"
@@ -71,7 +71,7 @@ type App struct {
 	// Orgs declares organizations and their users (config as code). They
 	// are created or updated at load, matched by name and e-mail; nothing
 	// is ever deleted or unblocked by a config change.
-	Orgs []cli.DeclaredOrg `json:"orgs,omitempty"`
+	Orgs []identity.Org `json:"orgs,omitempty"`
 
 	shared        *sharedState
 	poolKey       string
@@ -207,6 +207,9 @@ type sharedState struct {
 	current   atomic.Pointer[App]
 	verdicts  *scanner.VerdictCache
 	pipelines *ristretto.Cache[string, *scanner.Pipeline]
+	// external caps the concurrent calls to external scanners, sized from
+	// the default organization's features.
+	external *externalLimits
 }
 
 func (s *sharedState) Destruct() error {
@@ -244,7 +247,7 @@ func newCaches(verdictBytes int64) (*sharedState, error) {
 		verdicts.Close()
 		return nil, err
 	}
-	return &sharedState{verdicts: verdicts, pipelines: pipelines, limits: limits.NewRegistry(nil, limitsObserver{getMetrics()})}, nil
+	return &sharedState{verdicts: verdicts, pipelines: pipelines, external: new(externalLimits), limits: limits.NewRegistry(nil, limitsObserver{getMetrics()})}, nil
 }
 
 func (a *App) openShared(path string) (*sharedState, error) {
@@ -497,7 +500,7 @@ func (a *App) compile(ep Endpoint, layers [][]ScannerConfig) (*compiledEndpoint,
 	a.metrics.cacheMisses.WithLabelValues("pipeline").Inc()
 	stages := make([]scanner.Stage, 0, len(resolved))
 	for _, s := range resolved {
-		det, err := byID[s.ID].detector.NewScanner()
+		det, err := newScanner(byID[s.ID].detector, a.shared.external)
 		if err != nil {
 			return nil, fmt.Errorf("scanner %q: %w", s.ID, err)
 		}
@@ -515,6 +518,14 @@ func (a *App) compile(ep Endpoint, layers [][]ScannerConfig) (*compiledEndpoint,
 	a.shared.pipelines.Wait()
 	out.pipeline = p
 	return out, nil
+}
+
+// newScanner builds a detector, handing it the pool's state if it needs it.
+func newScanner(m ScannerModule, external *externalLimits) (scanner.Scanner, error) {
+	if p, ok := m.(pooledScanner); ok {
+		return p.NewPooledScanner(external)
+	}
+	return m.NewScanner()
 }
 
 // Interface guards

@@ -14,7 +14,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/promptwall/promptwall/admin"
+	"github.com/promptwall/promptwall/api"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
 	"github.com/promptwall/promptwall/store"
@@ -65,7 +65,7 @@ func (a *App) provisionProviders() error {
 func (a *App) syncProviderVersions() error {
 	current := make([]*store.ProviderRecord, 0, len(a.providers))
 	for _, p := range a.providers {
-		rec, err := admin.ProviderRecord(defaultOrgID(), &p.cfg)
+		rec, err := api.ProviderRecord(defaultOrgID(), &p.cfg)
 		if err != nil {
 			return err
 		}

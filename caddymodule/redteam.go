@@ -39,8 +39,9 @@ type Campaign struct {
 	Targets []string `json:"targets,omitempty"`
 }
 
-// campaignID derives a campaign's stable UUID from its name.
-func campaignID(name string) string { return endpointID("campaign/" + name) }
+// CampaignID derives a campaign's stable UUID from its name; the campaign
+// command uses it to address a declared campaign through the API.
+func CampaignID(name string) string { return endpointID("campaign/" + name) }
 
 // provisionCampaigns stores the declared campaigns and makes sure the
 // shared runner exists.
@@ -92,7 +93,7 @@ func (a *App) provisionCampaigns() error {
 
 func (a *App) putCampaign(c Campaign) error {
 	sc := &store.Campaign{
-		ID: campaignID(c.Name), OrgID: defaultOrgID(), Name: c.Name,
+		ID: CampaignID(c.Name), OrgID: defaultOrgID(), Name: c.Name,
 		Packs: c.Packs, Converters: c.Converters, SystemPrompt: c.SystemPrompt,
 		Schedule: c.Schedule, Targets: c.Targets,
 	}
