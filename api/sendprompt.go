@@ -26,10 +26,6 @@ import (
 // maxJSONBody caps the JSON bodies of the API's POST and PATCH routes.
 const maxJSONBody = 1 << 20
 
-// providerResultLimit bounds the raw provider answer kept in a record, as
-// the inline gateway does.
-const providerResultLimit = 64 << 10
-
 // promptDeps are the parts of Config that POST /prompts, the providers
 // list and the chat routes use.
 type promptDeps struct {
@@ -367,35 +363,7 @@ type promptExchange struct {
 func (h *Handler) finishPrompt(w http.ResponseWriter, r *http.Request, p Principal, res *store.Reservation,
 	x *promptExchange, chat *store.Chat, tmpl *store.PromptTemplate, chatName string, failure *apiError) *apiError {
 	rec := x.rec
-	shown := record.NewestUserMessage(x.conv)
-	rec.Input = record.Text(x.conv, shown, x.input)
-	rec.Result.ScannerResults = append(record.ScannerResults(x.input, shown), record.ScannerResults(x.output, 0)...)
-	outcome := scanner.Passed
-	for _, res := range []*scanner.Result{x.input, x.output} {
-		if res != nil && res.Outcome.Severity() > outcome.Severity() {
-			outcome = res.Outcome
-		}
-	}
-	rec.Result.Outcome = string(outcome)
-	sensitive := append(record.SensitiveValues(x.conv, x.input), record.SensitiveValues(x.outConv, x.output)...)
-	switch {
-	case x.fail != nil:
-		rec.Result.Outcome = string(scanner.Error)
-		rec.Result.ProviderResult = record.MaskValues(truncateUTF8("provider error: "+x.fail.Error(), providerResultLimit), sensitive)
-		if x.raw != "" {
-			rec.Result.ProviderResult += "\n" + record.MaskValues(truncateUTF8(x.raw, providerResultLimit), sensitive)
-		}
-	case outcome == scanner.Blocked:
-		flag := x.input.FlagMessage
-		if x.output != nil && x.output.Outcome == scanner.Blocked {
-			flag = x.output.FlagMessage
-		}
-		rec.Result.Analysis = flag
-		rec.Result.ProviderResult = record.MaskValues(truncateUTF8(x.raw, providerResultLimit), sensitive)
-	default:
-		rec.Result.ProviderResult = record.MaskValues(truncateUTF8(x.raw, providerResultLimit), sensitive)
-		rec.Result.Response = record.Response(x.outConv, x.output)
-	}
+	record.Build(rec, record.Exchange{Conv: x.conv, Input: x.input, OutConv: x.outConv, Output: x.output, Raw: x.raw, Failure: x.fail})
 	// What the client sees: the stored record's result, except that a
 	// redacted answer is shown with its redactions applied.
 	result := rec.Result
@@ -448,14 +416,4 @@ func (h *Handler) logError(r *http.Request, err error) {
 func noQuery(r *http.Request) *apiError {
 	_, aerr := parseParams(r.URL.RawQuery, nil, nil)
 	return aerr
-}
-
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -175,22 +175,6 @@ func (h *Handler) acquire(ctx context.Context) (func(), error) {
 	return h.prov.limiter.Acquire(ctx, time.Duration(h.MaxQueueWait))
 }
 
-// writeLimited answers a request over its provider's limits: 429 with
-// Retry-After, in the provider's own error shape.
-func (h *Handler) writeLimited(w http.ResponseWriter, x *exchange, err error) error {
-	var le *limits.LimitError
-	retry := time.Second
-	if errors.As(err, &le) {
-		retry = le.RetryAfter
-	}
-	w.Header().Set("Retry-After", strconv.Itoa(limits.RetryAfterSeconds(retry)))
-	msg := "The provider's request limit is reached; retry later."
-	if errors.Is(err, limits.ErrConcurrencyLimited) {
-		msg = "Too many requests to this provider are in flight; retry later."
-	}
-	return h.writeError(w, x.format, http.StatusTooManyRequests, "rate_limit_exceeded", msg)
-}
-
 // parseProviderBlock parses a provider:
 //
 //	provider <name> {
