@@ -1,4 +1,4 @@
-package caddymodule
+package cli
 
 import (
 	"context"
@@ -7,10 +7,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/caddyserver/caddy/v2"
-	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
+	"github.com/promptwall/promptwall/caddymodule"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/scanner/evaluate"
 )
@@ -55,7 +54,7 @@ Use it to measure a policy on your own data before switching it to block.`,
 	}
 	c.Flags().StringP("config", "c", "", "Configuration file (Caddyfile or JSON); empty uses the built-in default endpoint")
 	c.Flags().StringP("adapter", "a", "", "Name of config adapter to apply")
-	c.Flags().String("endpoint", DefaultEndpointName, "Endpoint configuration whose scanners to measure")
+	c.Flags().String("endpoint", caddymodule.DefaultEndpointName, "Endpoint configuration whose scanners to measure")
 	c.Flags().String("direction", string(scanner.Input), "Screen as input (prompts) or output (answers)")
 	c.Flags().Int("category-depth", 2, "Group categories by their first N slash-separated segments; 0 keeps whole categories")
 	c.Flags().Bool("json", false, "Print the report as JSON instead of a table")
@@ -77,21 +76,22 @@ func runEval(a evalArgs, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	app, err := loadScreeningApp(a.configFile, a.adapter)
+	var appJSON json.RawMessage
+	if a.configFile != "" {
+		if appJSON, err = appConfig(a.configFile, a.adapter); err != nil {
+			return err
+		}
+	}
+	screener, err := caddymodule.NewOfflineScreener(appJSON)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	if err := app.provisionScreening(ctx); err != nil {
-		return err
-	}
-	defer app.shared.closeCaches()
-	ep, err := app.endpoint(a.endpoint)
+	defer screener.Close()
+	pipeline, err := screener.Pipeline(a.endpoint)
 	if err != nil {
 		return err
 	}
-	rep, err := evaluate.Run(context.Background(), ep.pipeline.Stages(), rows, a.opts)
+	rep, err := evaluate.Run(context.Background(), pipeline.Stages(), rows, a.opts)
 	if err != nil {
 		return err
 	}
@@ -99,30 +99,4 @@ func runEval(a evalArgs, in io.Reader, out io.Writer) error {
 		return rep.WriteJSON(out)
 	}
 	return rep.WriteTable(out)
-}
-
-// loadScreeningApp reads the promptwall app of a config file without
-// provisioning it, as runScan does; an empty file name is the built-in
-// defaults.
-func loadScreeningApp(configFile, adapter string) (*App, error) {
-	app := new(App)
-	if configFile == "" {
-		return app, nil
-	}
-	cfgJSON, _, _, err := caddycmd.LoadConfig(configFile, adapter)
-	if err != nil {
-		return nil, err
-	}
-	var cfg struct {
-		Apps map[string]json.RawMessage `json:"apps"`
-	}
-	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
-		return nil, fmt.Errorf("reading config: %w", err)
-	}
-	if raw, ok := cfg.Apps["promptwall"]; ok {
-		if err := json.Unmarshal(raw, app); err != nil {
-			return nil, fmt.Errorf("reading promptwall app config: %w", err)
-		}
-	}
-	return app, nil
 }
