@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/store"
 )
@@ -83,8 +84,7 @@ type Handler struct {
 	store     *store.Store
 	log       *zap.Logger
 	mux       *http.ServeMux
-	bootstrap *[32]byte
-	bootOrg   string
+	auth      *auth.Authenticator
 	endpoints EndpointResolver
 	redteam   campaignDeps
 	prompts   promptDeps
@@ -102,15 +102,15 @@ func New(cfg Config) (*Handler, error) {
 		store:     cfg.Store,
 		log:       cfg.Logger,
 		mux:       http.NewServeMux(),
-		bootOrg:   cfg.BootstrapOrgID,
 		endpoints: cfg.Endpoints,
-	}
-	if cfg.BootstrapTokenHash != nil {
-		hash := *cfg.BootstrapTokenHash
-		h.bootstrap = &hash
 	}
 	if h.log == nil {
 		h.log = zap.NewNop()
+	}
+	h.auth = &auth.Authenticator{Store: cfg.Store, BootstrapOrgID: cfg.BootstrapOrgID, Logger: h.log}
+	if cfg.BootstrapTokenHash != nil {
+		hash := *cfg.BootstrapTokenHash
+		h.auth.BootstrapHash = &hash
 	}
 	h.mux.Handle("GET /backend/v1/scans", h.route(h.listScans))
 	h.mux.Handle("GET /backend/v1/prompts/{promptId}", h.route(h.getPrompt))

@@ -2,36 +2,20 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 
-	"go.uber.org/zap"
-
-	"github.com/promptwall/promptwall/store"
+	"github.com/promptwall/promptwall/auth"
 )
 
 // BootstrapUserID is the user id of the bootstrap principal. No stored user
 // has it, so onlyUser lists nothing for it: the bootstrap token sees the
 // org's records with onlyUser=false.
-const BootstrapUserID = "bootstrap"
+const BootstrapUserID = auth.BootstrapUserID
 
 // Principal is the authenticated caller.
-type Principal struct {
-	OrgID  string
-	UserID string
-	// Role is store.RoleOwner, store.RoleAdmin or store.RoleMember.
-	Role string
-}
-
-// CanSeeOrg reports whether the caller may read every record of its org
-// (onlyUser=false, other users' prompts): admins and owners.
-func (p Principal) CanSeeOrg() bool {
-	return p.Role == store.RoleOwner || p.Role == store.RoleAdmin
-}
+type Principal = auth.Principal
 
 type principalKey struct{}
 
@@ -64,54 +48,12 @@ func (h *Handler) authenticate(r *http.Request) (Principal, *apiError) {
 	if authz == "" || !strings.EqualFold(scheme, "Bearer") {
 		return Principal{}, challenge(false, "missing bearer token")
 	}
-	token = strings.TrimSpace(token)
-	if token == "" {
-		return Principal{}, challenge(true, "invalid token")
-	}
-	sum := sha256.Sum256([]byte(token))
-	if h.bootstrap != nil && subtle.ConstantTimeCompare(sum[:], h.bootstrap[:]) == 1 {
-		return Principal{OrgID: h.bootOrg, UserID: BootstrapUserID, Role: store.RoleOwner}, nil
-	}
-	tok, err := h.store.LookupToken(sum)
-	if errors.Is(err, store.ErrNotFound) {
+	p, err := h.auth.Authenticate(strings.TrimSpace(token))
+	if errors.Is(err, auth.ErrInvalidToken) {
 		return Principal{}, challenge(true, "invalid token")
 	}
 	if err != nil {
 		return Principal{}, internal(err)
 	}
-	// The lookup is by hash already; comparing again in constant time
-	// keeps the decision independent of how the store found the key.
-	if subtle.ConstantTimeCompare(tok.Hash[:], sum[:]) != 1 {
-		return Principal{}, challenge(true, "invalid token")
-	}
-	user, err := h.store.GetUser(tok.UserID)
-	if errors.Is(err, store.ErrNotFound) {
-		return Principal{}, challenge(true, "invalid token")
-	}
-	if err != nil {
-		return Principal{}, internal(err)
-	}
-	if user.Blocked || user.OrgID != tok.OrgID {
-		return Principal{}, challenge(true, "invalid token")
-	}
-	org, err := h.store.GetOrg(tok.OrgID)
-	if errors.Is(err, store.ErrNotFound) {
-		return Principal{}, challenge(true, "invalid token")
-	} else if err != nil {
-		return Principal{}, internal(err)
-	}
-	// A disabled org's users are refused like blocked ones.
-	if org.Disabled {
-		return Principal{}, challenge(true, "invalid token")
-	}
-	// LastUsedAt is a convenience for operators spotting stale tokens;
-	// failing to record it must not refuse the request.
-	// TouchToken writes at most once a minute; checking here first spares
-	// the common request its second read.
-	if now := time.Now(); now.Sub(tok.LastUsedAt.Time()) >= time.Minute {
-		if err := h.store.TouchToken(sum, now); err != nil {
-			h.log.Warn("recording token use", zap.Error(err))
-		}
-	}
-	return Principal{OrgID: tok.OrgID, UserID: user.ID, Role: user.Role}, nil
+	return p, nil
 }

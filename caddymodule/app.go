@@ -16,6 +16,7 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 	"go.uber.org/zap"
 
+	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/identity"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
@@ -76,6 +77,7 @@ type App struct {
 	shared        *sharedState
 	poolKey       string
 	bootstrapHash *[32]byte
+	auth          *auth.Authenticator
 	loadedAt      time.Time
 	providers     map[string]*configuredProvider
 	endpoints     map[string]*compiledEndpoint
@@ -139,6 +141,8 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if err := a.bootstrap(); err != nil {
 		return err
 	}
+	a.auth = &auth.Authenticator{Store: a.shared.store, BootstrapHash: a.bootstrapHash,
+		BootstrapOrgID: defaultOrgID(), Logger: a.logger}
 	if err := a.applyIdentity(); err != nil {
 		return err
 	}

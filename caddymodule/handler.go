@@ -19,6 +19,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/format"
 	"github.com/promptwall/promptwall/internal/utf8text"
 	"github.com/promptwall/promptwall/record"
@@ -185,7 +186,7 @@ type exchange struct {
 	providerResult string
 	upstreamErr    error
 	res            *store.Reservation
-	who            principal
+	who            auth.Principal
 	// vault holds the placeholders of a redacted request when the endpoint
 	// restores them in the answer.
 	vault *scanner.Vault
@@ -239,8 +240,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // pass names an unscreenable kind the operator lets through.
 func (h *Handler) admit(r *http.Request, x *exchange) (pass string, err error) {
 	if h.Authenticate {
-		if x.who, err = h.authenticate(r); err != nil {
+		if x.who, err = h.authenticate(r); errors.Is(err, auth.ErrInvalidToken) {
 			return "", &refusal{reason: "unauthenticated", status: http.StatusUnauthorized, code: "invalid_api_key", message: errBadToken.Error() + "."}
+		} else if err != nil {
+			h.logger.Error("checking a gateway token", zap.Error(err))
+			return "", &refusal{status: http.StatusInternalServerError, code: "internal_error", message: "The gateway could not check the token."}
 		}
 		// The token goes no further than this handler.
 		useProviderKey(r, h.prov)
@@ -604,7 +608,7 @@ func (x *exchange) finish() {
 // committed.
 func (x *exchange) commit() {
 	h := x.h
-	org := x.who.orgID
+	org := x.who.OrgID
 	if org == "" {
 		org = defaultOrgID()
 	}
@@ -614,7 +618,7 @@ func (x *exchange) commit() {
 		ID:         x.id,
 		Type:       "prompt",
 		OrgID:      org,
-		UserID:     x.who.userID,
+		UserID:     x.who.UserID,
 		ProjectID:  h.labels.project,
 		Provider:   h.Provider,
 		ProviderID: h.providerID(),

@@ -2,8 +2,6 @@ package caddymodule
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/promptwall/promptwall/api"
+	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
 	"github.com/promptwall/promptwall/store"
@@ -96,37 +95,10 @@ var credentialHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goo
 // says which.
 var errBadToken = errors.New("a valid Promptwall token is required")
 
-// principal is who a gateway request is attributed to.
-type principal struct {
-	orgID, userID string
-}
-
 // authenticate verifies the Promptwall token a client presents in place of
-// the provider key. The token is looked up by its SHA-256 (only hashes are
-// stored) and the hashes compared in constant time.
-func (h *Handler) authenticate(r *http.Request) (principal, error) {
-	token := presentedToken(r)
-	if token == "" {
-		return principal{}, errBadToken
-	}
-	hash := sha256.Sum256([]byte(token))
-	if bh := h.app.bootstrapHash; bh != nil && subtle.ConstantTimeCompare(bh[:], hash[:]) == 1 {
-		return principal{orgID: defaultOrgID(), userID: "bootstrap"}, nil
-	}
-	st := h.app.shared.store
-	tok, err := st.LookupToken(hash)
-	if err != nil || subtle.ConstantTimeCompare(tok.Hash[:], hash[:]) != 1 {
-		return principal{}, errBadToken
-	}
-	user, err := st.GetUser(tok.UserID)
-	if err != nil || user.Blocked || user.OrgID != tok.OrgID {
-		return principal{}, errBadToken
-	}
-	org, err := st.GetOrg(tok.OrgID)
-	if err != nil || org.Disabled {
-		return principal{}, errBadToken
-	}
-	return principal{orgID: org.ID, userID: user.ID}, nil
+// the provider key.
+func (h *Handler) authenticate(r *http.Request) (auth.Principal, error) {
+	return h.app.auth.Authenticate(presentedToken(r))
 }
 
 // presentedToken finds the token wherever the client's SDK puts its key.
