@@ -25,7 +25,7 @@ import (
 
 const jsonContentType = "application/json; charset=utf-8"
 
-// Error codes of DECISIONS section 5.
+// Error codes: the error.code of every error answer.
 const (
 	CodeInvalidParameter = "invalid_parameter"
 	CodeUnauthorized     = "unauthorized"

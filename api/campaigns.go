@@ -21,8 +21,8 @@ type CampaignRunner interface {
 	Cancel(orgID, runID string) (*store.CampaignRun, error)
 }
 
-// RedTeamGate reports an org's redTeam.enabled feature (DECISIONS section
-// 6); redteam.FeatureGate has the same method, so one value serves both.
+// RedTeamGate reports an org's redTeam.enabled feature flag;
+// redteam.FeatureGate has the same method, so one value serves both.
 type RedTeamGate interface {
 	RedTeamEnabled(orgID string) (bool, error)
 }
@@ -201,8 +201,8 @@ var (
 	campaignRunsMulti = []string{"status"}
 )
 
-// listCampaignRuns serves GET /backend/v1/campaign-runs (backend-v1.md
-// 4.4) for the caller's org; every role may read it.
+// listCampaignRuns serves GET /backend/v1/campaign-runs for the caller's
+// org; every role may read it.
 func (h *Handler) listCampaignRuns(w http.ResponseWriter, r *http.Request, p Principal) *apiError {
 	if aerr := h.redTeamAllowed(p); aerr != nil {
 		return aerr

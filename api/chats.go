@@ -69,7 +69,7 @@ type UpdateChatRequest struct {
 
 var errChatNotFound = &apiError{status: http.StatusNotFound, code: CodeNotFound, message: "no chat with that id"}
 
-// readableChat loads a chat the caller may read (DECISIONS section 6); any
+// readableChat loads a chat the caller may read (store.Chat.Readable); any
 // other chat, of this org or another, is a 404.
 func (h *Handler) readableChat(id string, p Principal) (*store.Chat, *apiError) {
 	if aerr := uuidParam("chatId", id); aerr != nil {
@@ -141,7 +141,7 @@ func (h *Handler) createChat(w http.ResponseWriter, r *http.Request, p Principal
 	return nil
 }
 
-// getChat serves GET /backend/v1/chats/{chatId} (backend-v1.md 4.7): the
+// getChat serves GET /backend/v1/chats/{chatId}: the
 // chat and its prompts, oldest first.
 func (h *Handler) getChat(w http.ResponseWriter, r *http.Request, p Principal) *apiError {
 	if aerr := noQuery(r); aerr != nil {

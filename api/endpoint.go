@@ -14,8 +14,8 @@ var ErrEndpointNotFound = errors.New("api: no endpoint for that group or chatbot
 // EndpointResolver resolves the endpoint configuration served by GET
 // /backend/v1/endpoint. The Caddy app implements it over its configured
 // endpoints: the global settings, overridden by the project's (group's)
-// default endpoint, overridden by the chatbot's endpoint (DECISIONS section
-// 3). Both ids empty asks for the global settings. It must be safe for
+// default endpoint, overridden by the chatbot's endpoint, unless a broader
+// layer forced a setting. Both ids empty asks for the global settings. It must be safe for
 // concurrent use.
 type EndpointResolver interface {
 	Resolve(groupID, chatbotID string) (EndpointView, error)
@@ -40,8 +40,8 @@ type EndpointConfig struct {
 	Providers       []EndpointProvider `json:"providers"`
 }
 
-// ScannerSetting is the spec's ScannerSetting; every field is a string
-// (DECISIONS section 3): Enabled, Blocking and Force are "true"/"false".
+// ScannerSetting is a scanner's setting as the API serves it: every field
+// is a string, so Enabled, Blocking and Force are "true"/"false".
 type ScannerSetting struct {
 	Blocking    string `json:"blocking"`
 	Enabled     string `json:"enabled"`
@@ -67,8 +67,7 @@ type EndpointResponse struct {
 	Endpoint EndpointView `json:"endpoint"`
 }
 
-// getEndpoint serves GET /backend/v1/endpoint (backend-v1.md 4.1,
-// deprecated: its answers, errors included, carry the Deprecation and Link
+// getEndpoint serves GET /backend/v1/endpoint (deprecated: its answers, errors included, carry the Deprecation and Link
 // headers, set by the checks of documented operations in openapi.go).
 // Endpoint configuration is operator config, not tenant data, so every
 // role of every org reads it.

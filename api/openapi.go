@@ -20,7 +20,7 @@ import (
 
 // OpenAPI is the OpenAPI 3.1 document of the API, served at GET
 // /backend/v1/openapi.json. It is authenticated like every operation
-// (backend-v1.md part 5: every operation requires bearer authentication),
+// (every operation requires bearer authentication),
 // and it is also the source of the request checks every route shares: the
 // parameters an operation accepts, their types and bounds, and the roles
 // it admits are read from here, so a route added to the document and to

@@ -34,9 +34,8 @@ func orgOf(o *store.Org) Organization {
 	}
 }
 
-// listOrgs serves GET /backend/v1/orgs (backend-v1.md 4.10): the caller's
-// organization, and only it (DECISIONS section 6: nobody sees another
-// org's data). Every role may read it: members need the feature flags too.
+// listOrgs serves GET /backend/v1/orgs: the caller's organization, and
+// only it (nobody sees another org's data). Every role may read it: members need the feature flags too.
 func (h *Handler) listOrgs(w http.ResponseWriter, r *http.Request, p Principal) *apiError {
 	if _, aerr := parseParams(r.URL.RawQuery, nil, nil); aerr != nil {
 		return aerr

@@ -42,7 +42,8 @@ type PromptResponse struct {
 func promptOf(p *store.Prompt, root string) Prompt {
 	memory := p.Memory
 	if memory == "" {
-		// DECISIONS section 2: memory is the conversation's root id.
+		// memory is the conversation's root id: the first prompt of its
+		// parentId chain.
 		memory = root
 	}
 	return Prompt{
@@ -52,7 +53,7 @@ func promptOf(p *store.Prompt, root string) Prompt {
 	}
 }
 
-// getPrompt serves GET /backend/v1/prompts/{promptId} (backend-v1.md 4.5).
+// getPrompt serves GET /backend/v1/prompts/{promptId}.
 //
 // Visibility: a prompt of another org does not exist for the caller (404).
 // Within the org, admins and owners read any prompt; a member reads only

@@ -76,7 +76,7 @@ type ProviderList struct {
 	Providers []json.RawMessage `json:"providers"`
 }
 
-// listProviders serves GET /backend/v1/providers (backend-v1.md 4.3) from
+// listProviders serves GET /backend/v1/providers from
 // the stored provider versions of the caller's org.
 //
 // Filters: addedToProjectId is the provider's own project (groupId is its

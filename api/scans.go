@@ -7,7 +7,8 @@ import (
 	"github.com/promptwall/promptwall/store"
 )
 
-// recordOutcomes are the values of result.outcome (DECISIONS section 3).
+// recordOutcomes are the values of result.outcome, the worst outcome of the
+// exchange's scanners (or error when it failed).
 var recordOutcomes = map[string]bool{"passed": true, "flagged": true, "modified": true, "blocked": true, "error": true}
 
 var (
@@ -53,7 +54,7 @@ func scanOf(p *store.Prompt) Scan {
 	}
 }
 
-// listScans serves GET /backend/v1/scans (backend-v1.md 4.2). Results are
+// listScans serves GET /backend/v1/scans. Results are
 // always confined to the caller's org; onlyUser (default true) further to
 // the caller's own records, and turning it off needs admin or owner.
 func (h *Handler) listScans(w http.ResponseWriter, r *http.Request, p Principal) *apiError {

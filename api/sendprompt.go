@@ -106,7 +106,8 @@ func jsonKind(k string) string {
 	return k
 }
 
-// uuidParam checks that v is a canonical UUID (DECISIONS section 2).
+// uuidParam checks that v is a canonical UUID: 36 characters, hyphenated,
+// as every id the API hands out.
 func uuidParam(name, v string) *apiError {
 	if _, err := uuid.Parse(v); err != nil || len(v) != 36 {
 		return badParam(name, "%s must be a UUID", name)
@@ -114,8 +115,7 @@ func uuidParam(name, v string) *apiError {
 	return nil
 }
 
-// SendPromptRequest is the body of POST /backend/v1/prompts (DECISIONS
-// section 5). ChatName is Promptwall's extension: it starts a new chat
+// SendPromptRequest is the body of POST /backend/v1/prompts. ChatName is Promptwall's extension: it starts a new chat
 // named so and adds the prompt to it.
 type SendPromptRequest struct {
 	Input            *string `json:"input"`
@@ -151,7 +151,7 @@ type promptErrorDetail struct {
 	PromptID string `json:"promptId"`
 }
 
-// sendPrompt serves POST /backend/v1/prompts (backend-v1.md 4.9): it builds
+// sendPrompt serves POST /backend/v1/prompts: it builds
 // the conversation (every earlier turn of the parentId chain, then the new
 // input), reserves the record, screens the input, waits for the provider's
 // limits, sends, screens the answer and records the exchange.

@@ -97,8 +97,8 @@ func (h *Handler) createTemplate(w http.ResponseWriter, r *http.Request, p Princ
 	return nil
 }
 
-// getTemplate serves GET /backend/v1/prompts/templates/{promptTemplateId}
-// (backend-v1.md 4.8): the template, the prompt it was made from, and the
+// getTemplate serves GET /backend/v1/prompts/templates/{promptTemplateId}:
+// the template, the prompt it was made from, and the
 // prompts sent from it, oldest first.
 func (h *Handler) getTemplate(w http.ResponseWriter, r *http.Request, p Principal) *apiError {
 	if aerr := noQuery(r); aerr != nil {

@@ -61,7 +61,7 @@ func userOf(u *store.User) User {
 	}
 }
 
-// listUsers serves GET /backend/v1/users (backend-v1.md 4.6). Only owners
+// listUsers serves GET /backend/v1/users. Only owners
 // and admins list users (the document's x-promptwall-roles, checked before
 // this runs): a member's view of the org is their own records, as with
 // onlyUser. The list never leaves the caller's org.

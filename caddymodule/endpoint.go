@@ -23,8 +23,9 @@ type ScannerModule interface {
 	NewScanner() (scanner.Scanner, error)
 }
 
-// ScannerConfig is one scanner of an endpoint: the ScannerSetting of
-// DECISIONS section 3 plus the detector module that does the work.
+// ScannerConfig is one scanner of an endpoint: its setting (mode,
+// blocking, force, directions...) plus the detector module that does the
+// work.
 type ScannerConfig struct {
 	// ID names this scanner in results and metrics. Default: the detector's
 	// module name (e.g. "secrets"). Unique within an endpoint.
