@@ -256,13 +256,8 @@ func (h *Handler) listCampaignRuns(w http.ResponseWriter, r *http.Request, p Pri
 	q.Cursor, _ = ps.str("cursor")
 
 	page, err := h.store.ListCampaignRuns(q)
-	switch {
-	case errors.Is(err, store.ErrBadCursor):
-		return badParam("cursor", "cursor is invalid or belongs to a query with other parameters")
-	case errors.Is(err, store.ErrInvalidLimit):
-		return badParam("limit", "limit must be an integer from 1 to %d", store.MaxLimit)
-	case err != nil:
-		return internal(err)
+	if err != nil {
+		return listError(err)
 	}
 	out := CampaignRunList{
 		CampaignRuns: make([]CampaignRun, 0, len(page.Items)), Next: page.Next, Prev: page.Prev,

@@ -1,10 +1,13 @@
 package api
 
 import (
+	"errors"
 	"net/url"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/promptwall/promptwall/store"
 )
 
 // params reads a query string strictly: unknown names, a single-valued
@@ -100,4 +103,16 @@ func (p *params) ids(name string) ([]string, *apiError) {
 		}
 	}
 	return v, nil
+}
+
+// listError answers a failed listing: a cursor or limit the store refused
+// is the caller's error, anything else the server's.
+func listError(err error) *apiError {
+	switch {
+	case errors.Is(err, store.ErrBadCursor):
+		return badParam("cursor", "cursor is invalid or belongs to a query with other parameters")
+	case errors.Is(err, store.ErrInvalidLimit):
+		return badParam("limit", "limit must be an integer from 1 to %d", store.MaxLimit)
+	}
+	return internal(err)
 }

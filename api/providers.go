@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
 
@@ -149,13 +148,8 @@ func (h *Handler) listProviders(w http.ResponseWriter, r *http.Request, p Princi
 	}
 	q.Cursor, _ = ps.str("cursor")
 	page, err := h.store.ListProviders(q)
-	switch {
-	case errors.Is(err, store.ErrBadCursor):
-		return badParam("cursor", "cursor is invalid or belongs to a query with other parameters")
-	case errors.Is(err, store.ErrInvalidLimit):
-		return badParam("limit", "limit must be an integer from 1 to %d", store.MaxLimit)
-	case err != nil:
-		return internal(err)
+	if err != nil {
+		return listError(err)
 	}
 	out := ProviderList{Next: page.Next, Prev: page.Prev, Providers: make([]json.RawMessage, 0, len(page.Items))}
 	for _, it := range page.Items {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/promptwall/promptwall/store"
@@ -104,13 +103,8 @@ func (h *Handler) listScans(w http.ResponseWriter, r *http.Request, p Principal)
 	q.Cursor, _ = ps.str("cursor")
 
 	page, err := h.store.ListPrompts(q)
-	switch {
-	case errors.Is(err, store.ErrBadCursor):
-		return badParam("cursor", "cursor is invalid or belongs to a query with other parameters")
-	case errors.Is(err, store.ErrInvalidLimit):
-		return badParam("limit", "limit must be an integer from 1 to %d", store.MaxLimit)
-	case err != nil:
-		return internal(err)
+	if err != nil {
+		return listError(err)
 	}
 	out := ScanList{Next: page.Next, Prev: page.Prev, Scans: make([]Scan, 0, len(page.Items))}
 	for _, it := range page.Items {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -85,13 +84,8 @@ func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request, p Principal)
 	q.RoleID, _ = ps.str("roleId")
 
 	page, err := h.store.ListUsers(q)
-	switch {
-	case errors.Is(err, store.ErrBadCursor):
-		return badParam("cursor", "cursor is invalid or belongs to a query with other parameters")
-	case errors.Is(err, store.ErrInvalidLimit):
-		return badParam("limit", "limit must be an integer from 1 to %d", store.MaxLimit)
-	case err != nil:
-		return internal(err)
+	if err != nil {
+		return listError(err)
 	}
 	out := UserList{Next: page.Next, Prev: page.Prev, Roles: map[string]Role{}, Users: make([]User, 0, len(page.Items))}
 	for _, u := range page.Items {
