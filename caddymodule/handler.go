@@ -73,11 +73,18 @@ type Handler struct {
 	// recognises). Each is recorded as passed with every scanner skipped,
 	// never as screened. Default: none; all are refused with 4xx.
 	PassThrough []string `json:"pass_through,omitempty"`
-	// StreamHoldBack is how many bytes of a streamed answer's text are
-	// withheld until screened past: a secret or banned phrase up to this
-	// long that is split across events is caught before any of it is
-	// released. Default: 256.
+	// StreamHoldBack is the most text of a streamed answer withheld, in
+	// bytes. Text is released as soon as no output detector that blocks or
+	// redacts could still find a match in it (ordinary prose a word
+	// behind); text further than this before the end of the answer is
+	// released regardless, so a secret or banned phrase up to this long
+	// that is split across events is always caught before any of it
+	// leaves. Default: 256.
 	StreamHoldBack int `json:"stream_hold_back,omitempty"`
+	// BodyReadTimeout bounds how long the request body may take to arrive:
+	// a client that trickles or stalls a body is answered 408 rather than
+	// held. Default: 30s.
+	BodyReadTimeout caddy.Duration `json:"body_read_timeout,omitempty"`
 
 	app     *App
 	ep      *compiledEndpoint
@@ -192,6 +199,9 @@ type exchange struct {
 	vault *scanner.Vault
 	// ss screens a streamed answer; nil for an answer that is not one.
 	ss *streamScreening
+	// discard cancels the reservation instead of committing it: a refusal
+	// that is not sampled for recording.
+	discard bool
 	// ic wraps the client's writer for the next handler. It lives in the
 	// exchange so that one allocation holds a request's state.
 	ic interceptor
@@ -206,6 +216,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// Requests without a body carry no prompt (model listings, health
 	// checks): nothing to screen, nothing to record.
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
+		if hasBody(r) {
+			return h.refuseBodylessMethod(w, r)
+		}
 		return next.ServeHTTP(w, r)
 	}
 	x := &exchange{h: h}
@@ -227,6 +240,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if err := h.reserve(w, r, x); err != nil {
 		return h.refuse(w, r, x, err)
 	}
+	// The gate holds the answer's last byte until the record is durable:
+	// it is released after the deferred commit below.
+	var gate *commitGate
+	if w, gate = h.gateWrites(w); gate != nil {
+		defer gate.release(r.Context(), x.res, h.logger)
+	}
 	defer x.finish()
 	raw, err := h.screenInput(r, x, body.Bytes())
 	if err == nil {
@@ -240,6 +259,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // pass names an unscreenable kind the operator lets through.
 func (h *Handler) admit(r *http.Request, x *exchange) (pass string, err error) {
 	if h.Authenticate {
+		if tokenInQuery(r) {
+			return "", &refusal{reason: "unauthenticated", status: http.StatusUnauthorized, code: "invalid_api_key", message: errTokenInQuery}
+		}
 		if x.who, err = h.authenticate(r); errors.Is(err, auth.ErrInvalidToken) {
 			return "", &refusal{reason: "unauthenticated", status: http.StatusUnauthorized, code: "invalid_api_key", message: errBadToken.Error() + "."}
 		} else if err != nil {
@@ -280,11 +302,14 @@ func (h *Handler) admit(r *http.Request, x *exchange) (pass string, err error) {
 // non-empty pass is an unknown format the operator lets through, with the
 // body restored for the next handler.
 func (h *Handler) parse(w http.ResponseWriter, r *http.Request, x *exchange, body *bytes.Buffer) (pass string, err error) {
-	if _, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, h.MaxBodySize)); err != nil {
+	clearDeadline := h.bodyDeadline(w)
+	_, err = body.ReadFrom(http.MaxBytesReader(w, r.Body, h.MaxBodySize))
+	clearDeadline()
+	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return "", h.tooLarge()
 		}
-		return "", caddyhttp.Error(http.StatusBadRequest, fmt.Errorf("reading request body: %w", err))
+		return "", h.bodyRefusal(err)
 	}
 	raw := body.Bytes()
 	if !utf8.Valid(raw) {
@@ -364,6 +389,9 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, next caddyhttp
 	release, err := h.acquire(r.Context())
 	if err != nil {
 		x.upstreamErr = err
+		// Refusals are recorded only as sampled, so a flood of them
+		// cannot fill the store.
+		x.discard = !h.recordRefusal()
 		return limitRefusal(err)
 	}
 	defer release()
@@ -459,12 +487,6 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 		return nil
 	}
 	ss := &streamScreening{pipe: newStreamPipe(flush), done: make(chan struct{})}
-	screen := func(ctx context.Context, conv *scanner.Conversation) *scanner.Result {
-		start := time.Now()
-		res := h.ep.pipeline.Screen(ctx, conv, scanner.Output)
-		h.metrics.screenDuration(scanner.Output).Observe(time.Since(start).Seconds())
-		return res
-	}
 	enc := ic.Header().Get("Content-Encoding")
 	ic.Header().Del("Content-Encoding")
 	start := time.Now()
@@ -488,12 +510,7 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 			_ = ic.flushStream()
 			return
 		}
-		ss.out, ss.err = streamscreen.Run(ctx, streamscreen.Options{
-			Stream:   x.format.NewStream(body),
-			Screen:   screen,
-			Emit:     emit,
-			HoldBack: h.StreamHoldBack,
-		})
+		ss.out, ss.err = streamscreen.Run(ctx, h.streamOptions(x, x.format.NewStream(body), emit))
 		// The last events (the terminator, a block) are released after the
 		// upstream's last write was used up: flush them before the handler
 		// returns.
@@ -600,6 +617,10 @@ func (x *exchange) finish() {
 		x.res.Cancel()
 		panic(v)
 	}
+	if x.discard {
+		x.res.Cancel()
+		return
+	}
 	x.commit()
 }
 
@@ -635,6 +656,12 @@ func (x *exchange) commit() {
 	shown := record.Build(&p, rx)
 	p.Scanners = h.ep.settingsJSON()
 	if h.ep.hasDeferred {
+		if h.app.shared.store.Durability() == store.DurabilitySync {
+			// The answer waits for its record, not for the deferred
+			// scanners: the record is committed now and replaced with
+			// their results later.
+			x.res.Commit(&p)
+		}
 		go x.commitDeferred(p, shown)
 		return
 	}
@@ -649,7 +676,12 @@ func (x *exchange) commitDeferred(p store.Prompt, shown int) {
 	if deferred.Outcome.Severity() > scanner.Outcome(p.Result.Outcome).Severity() {
 		p.Result.Outcome = string(deferred.Outcome)
 	}
-	x.res.Commit(&p)
+	if err := x.res.Commit(&p); errors.Is(err, store.ErrReservationUsed) {
+		// Committed already (durability sync): replace it.
+		if err := x.h.app.shared.store.Put(context.Background(), &p); err != nil {
+			x.h.logger.Error("recording deferred scanner results", zap.String("id", p.ID), zap.Error(err))
+		}
+	}
 }
 
 // outcomeValue is o as a placeholder value. The known outcomes are

@@ -12,11 +12,9 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/promptwall/promptwall/api"
 	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
-	"github.com/promptwall/promptwall/store"
 )
 
 // configuredProvider is a provider of the running config: its settings with
@@ -24,12 +22,16 @@ import (
 type configuredProvider struct {
 	cfg     provider.Config
 	limiter *limits.Limiter
+	// limits are applied to limiter when this config starts (see
+	// App.Start), never while it is provisioned.
+	limits limits.Config
 }
 
 // provisionProviders resolves secrets, validates, and attaches each
-// provider's limiter from the shared registry: a reload updates a limiter's
-// limits in place, so buckets are not refilled and slots held by requests
-// in flight stay counted.
+// provider's limiter from the shared registry. The limits themselves are
+// applied in place when the config starts, so buckets are not refilled,
+// slots held by requests in flight stay counted, and a reload that fails
+// changes nothing.
 func (a *App) provisionProviders() error {
 	repl := caddy.NewReplacer()
 	a.providers = make(map[string]*configuredProvider, len(a.Providers))
@@ -51,10 +53,7 @@ func (a *App) provisionProviders() error {
 		if err != nil {
 			return fmt.Errorf("provider %q: %w", cfg.Name, err)
 		}
-		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.shared.limits.Get(cfg.Name, lc)}
-	}
-	if a.shared.store != nil {
-		return a.syncProviderVersions()
+		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.shared.limits.Attach(cfg.Name, lc), limits: lc}
 	}
 	return nil
 }
@@ -62,15 +61,7 @@ func (a *App) provisionProviders() error {
 // syncProviderVersions stores each provider's configuration as a version
 // when it changed, so the API's configAt can answer for a past time.
 func (a *App) syncProviderVersions() error {
-	current := make([]*store.ProviderRecord, 0, len(a.providers))
-	for _, p := range a.providers {
-		rec, err := api.ProviderRecord(defaultOrgID(), &p.cfg)
-		if err != nil {
-			return err
-		}
-		current = append(current, rec)
-	}
-	return a.shared.store.SyncProviders(defaultOrgID(), current, time.Now())
+	return a.syncOrgProviders(time.Now())
 }
 
 // provider returns a configured provider by name or id.
@@ -101,21 +92,29 @@ func (h *Handler) authenticate(r *http.Request) (auth.Principal, error) {
 	return h.app.auth.Authenticate(presentedToken(r))
 }
 
-// presentedToken finds the token wherever the client's SDK puts its key.
+// presentedToken finds the token in whichever header the client's SDK puts
+// its key; never in the URL (see errTokenInQuery).
 func presentedToken(r *http.Request) string {
+	tok, _ := headerToken(r, credentialHeaders[1:])
+	return tok
+}
+
+// headerToken reads a token from Authorization (Bearer scheme only) or else
+// from the first of headers that is set; found tells whether any was.
+func headerToken(r *http.Request, headers []string) (token string, found bool) {
 	if v := r.Header.Get("Authorization"); v != "" {
 		scheme, tok, ok := strings.Cut(v, " ")
 		if ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(tok)
+			return strings.TrimSpace(tok), true
 		}
-		return ""
+		return "", true
 	}
-	for _, h := range credentialHeaders[1:] {
+	for _, h := range headers {
 		if v := r.Header.Get(h); v != "" {
-			return strings.TrimSpace(v)
+			return strings.TrimSpace(v), true
 		}
 	}
-	return r.URL.Query().Get("key")
+	return "", false
 }
 
 // useProviderKey replaces whatever credential the client sent with the

@@ -25,6 +25,9 @@ type refusal struct {
 	// blocked answers as the endpoint answers a blocked exchange (its
 	// on_block), with message as the flag message.
 	blocked bool
+	// closeConnection ends the connection after the answer (a client
+	// whose body stalled).
+	closeConnection bool
 }
 
 func (rf *refusal) Error() string { return rf.message }
@@ -42,6 +45,9 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, x *exchange, er
 	}
 	if rf.retryAfter != "" {
 		w.Header().Set("Retry-After", rf.retryAfter)
+	}
+	if rf.closeConnection {
+		w.Header().Set("Connection", "close")
 	}
 	if rf.blocked {
 		return h.writeBlocked(w, x, rf.message)
@@ -73,7 +79,7 @@ func limitRefusal(err error) *refusal {
 	if errors.Is(err, limits.ErrConcurrencyLimited) {
 		msg = "Too many requests to this provider are in flight; retry later."
 	}
-	return &refusal{status: http.StatusTooManyRequests, code: "rate_limit_exceeded", message: msg,
+	return &refusal{reason: "provider_limit", status: http.StatusTooManyRequests, code: "rate_limit_exceeded", message: msg,
 		retryAfter: strconv.Itoa(limits.RetryAfterSeconds(retry))}
 }
 

@@ -64,7 +64,8 @@ func Build(p *store.Prompt, x Exchange) (shown int) {
 		p.Result.ProviderResult = raw
 	default:
 		p.Result.ProviderResult = raw
-		p.Result.Response = Response(x.OutConv, x.Output)
+		// A model may echo what the input's scanners found.
+		p.Result.Response = MaskValues(Response(x.OutConv, x.Output), sensitive)
 	}
 	return shown
 }
