@@ -9,7 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/promptwall/promptwall/admin"
+	"github.com/promptwall/promptwall/api"
 	"github.com/promptwall/promptwall/provider"
 )
 
@@ -20,7 +20,7 @@ func init() {
 // APIHandler serves the /backend/v1 API (`promptwall_api` directive). It is
 // terminal: requests it receives are answered by the API, never passed on.
 type APIHandler struct {
-	api http.Handler
+	backend http.Handler
 }
 
 // CaddyModule returns the Caddy module information.
@@ -34,14 +34,14 @@ func (h *APIHandler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading promptwall app: %w", err)
 	}
-	h.api, err = appIface.(*App).newAPI(ctx.Logger())
+	h.backend, err = appIface.(*App).newAPI(ctx.Logger())
 	return err
 }
 
 // newAPI builds the /backend/v1 API over the app, for a site route or the
 // admin listener alike.
 func (a *App) newAPI(logger *zap.Logger) (http.Handler, error) {
-	return admin.New(admin.Config{
+	return api.New(api.Config{
 		Store:              a.Store(),
 		Logger:             logger,
 		BootstrapTokenHash: a.bootstrapHash,
@@ -59,7 +59,7 @@ func (a *App) newAPI(logger *zap.Logger) (http.Handler, error) {
 
 // ServeHTTP answers the request from the API.
 func (h *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	h.api.ServeHTTP(w, r)
+	h.backend.ServeHTTP(w, r)
 	return nil
 }
 
@@ -99,7 +99,7 @@ func (p appProviders) Provider(orgID, idOrName string) (*provider.Config, bool) 
 // appScreener gives POST /prompts the config's endpoints.
 type appScreener struct{ app *App }
 
-func (s appScreener) ScreenEndpoint(idOrName string) (admin.ScreenEndpoint, bool) {
+func (s appScreener) ScreenEndpoint(idOrName string) (api.ScreenEndpoint, bool) {
 	if idOrName == "" {
 		idOrName = DefaultEndpointName
 	}
@@ -112,9 +112,9 @@ func (s appScreener) ScreenEndpoint(idOrName string) (admin.ScreenEndpoint, bool
 		}
 	}
 	if !ok {
-		return admin.ScreenEndpoint{}, false
+		return api.ScreenEndpoint{}, false
 	}
-	return admin.ScreenEndpoint{
+	return api.ScreenEndpoint{
 		ID: ep.ID, Name: ep.Name, ProjectID: ep.ProjectID, Providers: ep.Providers,
 		Screen:   ep.pipeline.Screen,
 		Scanners: ep.settingsJSON(),

@@ -17,7 +17,8 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
 
-	"github.com/promptwall/promptwall/cli"
+	"github.com/promptwall/promptwall/auth"
+	"github.com/promptwall/promptwall/identity"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
 	"github.com/promptwall/promptwall/redteam"
@@ -84,11 +85,12 @@ type App struct {
 	// Orgs declares organizations and their users (config as code). They
 	// are created or updated at load, matched by name and e-mail; nothing
 	// is ever deleted or unblocked by a config change.
-	Orgs []cli.DeclaredOrg `json:"orgs,omitempty"`
+	Orgs []identity.Org `json:"orgs,omitempty"`
 
 	shared        *sharedState
 	poolKey       string
 	bootstrapHash *[32]byte
+	auth          *auth.Authenticator
 	loadedAt      time.Time
 	providers     map[string]*configuredProvider
 	endpoints     map[string]*compiledEndpoint
@@ -162,6 +164,8 @@ func (a *App) Provision(ctx caddy.Context) (err error) {
 	if err := a.bootstrap(); err != nil {
 		return err
 	}
+	a.auth = &auth.Authenticator{Store: a.shared.store, BootstrapHash: a.bootstrapHash,
+		BootstrapOrgID: defaultOrgID(), Logger: a.logger}
 	if err := a.applyIdentity(); err != nil {
 		return err
 	}
@@ -228,6 +232,9 @@ type sharedState struct {
 	refusals  *rate.Limiter
 	verdicts  *scanner.VerdictCache
 	pipelines *ristretto.Cache[string, *scanner.Pipeline]
+	// external caps the concurrent calls to external scanners, sized from
+	// the default organization's features.
+	external *externalLimits
 }
 
 func (s *sharedState) Destruct() error {
@@ -266,7 +273,7 @@ func newCaches(verdictBytes int64) (*sharedState, error) {
 		return nil, err
 	}
 	return &sharedState{verdicts: verdicts, pipelines: pipelines, limits: limits.NewRegistry(nil, limitsObserver{getMetrics()}),
-		refusals: newRefusalSampler()}, nil
+		refusals: newRefusalSampler(), external: new(externalLimits)}, nil
 }
 
 func (a *App) openShared(path string) (*sharedState, error) {
@@ -521,7 +528,7 @@ func (a *App) compile(ep Endpoint, layers [][]ScannerConfig) (*compiledEndpoint,
 	a.metrics.cacheMisses.WithLabelValues("pipeline").Inc()
 	stages := make([]scanner.Stage, 0, len(resolved))
 	for _, s := range resolved {
-		det, err := byID[s.ID].detector.NewScanner()
+		det, err := newScanner(byID[s.ID].detector, a.shared.external)
 		if err != nil {
 			return nil, fmt.Errorf("scanner %q: %w", s.ID, err)
 		}
@@ -539,6 +546,14 @@ func (a *App) compile(ep Endpoint, layers [][]ScannerConfig) (*compiledEndpoint,
 	a.shared.pipelines.Wait()
 	out.pipeline = p
 	return out, nil
+}
+
+// newScanner builds a detector, handing it the pool's state if it needs it.
+func newScanner(m ScannerModule, external *externalLimits) (scanner.Scanner, error) {
+	if p, ok := m.(pooledScanner); ok {
+		return p.NewPooledScanner(external)
+	}
+	return m.NewScanner()
 }
 
 // Interface guards

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/promptwall/promptwall/format"
 )
 
 // defaultBodyReadTimeout bounds the arrival of a screened body: every
@@ -33,17 +31,15 @@ func (h *Handler) bodyDeadline(w http.ResponseWriter) func() {
 	return func() { _ = rc.SetReadDeadline(time.Time{}) }
 }
 
-// writeBodyError answers a body that could not be read: 408 when it did
-// not arrive in time, 400 when it was malformed (a bad chunk size), in the
+// bodyRefusal answers a body that could not be read: 408 when it did not
+// arrive in time, 400 when it was malformed (a bad chunk size), in the
 // format's error shape rather than an empty body.
-func (h *Handler) writeBodyError(w http.ResponseWriter, f format.Format, err error) error {
-	h.app.metrics.rejected.WithLabelValues("malformed").Inc()
+func (h *Handler) bodyRefusal(err error) *refusal {
 	if ne, ok := errors.AsType[net.Error](err); (ok && ne.Timeout()) || errors.Is(err, os.ErrDeadlineExceeded) {
-		w.Header().Set("Connection", "close")
-		return h.writeError(w, f, http.StatusRequestTimeout, "request_timeout",
-			"The request body did not arrive within the gateway's body_read_timeout.")
+		return &refusal{reason: "malformed", status: http.StatusRequestTimeout, code: "request_timeout",
+			message: "The request body did not arrive within the gateway's body_read_timeout.", closeConnection: true}
 	}
 	h.logger.Debug("unreadable request body", zap.Error(err))
-	return h.writeError(w, f, http.StatusBadRequest, "invalid_request_error",
-		"The request body could not be read: its transfer encoding is malformed.")
+	return &refusal{reason: "malformed", status: http.StatusBadRequest, code: "invalid_request_error",
+		message: "The request body could not be read: its transfer encoding is malformed."}
 }

@@ -222,3 +222,37 @@ func TestAdapt(t *testing.T) {
 		})
 	}
 }
+
+func TestUnmarshalOrgBlock(t *testing.T) {
+	a := new(App)
+	err := a.UnmarshalCaddyfile(caddyfile.NewTestDispenser(`promptwall {
+		org acme {
+			application_url https://pw.acme.example
+			require_mfa
+			feature red_team true
+			feature max_concurrent_custom 4
+			user alice@acme.example owner Alice Liddell
+			user bob@acme.example
+		}
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Orgs) != 1 {
+		t.Fatalf("orgs %+v", a.Orgs)
+	}
+	o := a.Orgs[0]
+	if o.Name != "acme" || !o.RequireMFA || o.ApplicationURL != "https://pw.acme.example" {
+		t.Errorf("org %+v", o)
+	}
+	if o.Features == nil || o.Features.RedTeam == nil || !*o.Features.RedTeam || o.Features.MaxConcurrentCustom == nil || *o.Features.MaxConcurrentCustom != 4 {
+		t.Errorf("features %+v", o.Features)
+	}
+	if len(o.Users) != 2 || o.Users[0].Role != "owner" || o.Users[0].Name != "Alice Liddell" || o.Users[1].Email != "bob@acme.example" {
+		t.Errorf("users %+v", o.Users)
+	}
+	bad := new(App)
+	if err := bad.UnmarshalCaddyfile(caddyfile.NewTestDispenser("promptwall {\n org x {\n  feature flying true\n }\n}")); err == nil || !strings.Contains(err.Error(), `unknown option "flying"`) {
+		t.Errorf("unknown feature must be an error, got %v", err)
+	}
+}

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/webhook"
 )
 
 // ScannerModule is what a module in the promptwall.scanners namespace
@@ -21,8 +23,9 @@ type ScannerModule interface {
 	NewScanner() (scanner.Scanner, error)
 }
 
-// ScannerConfig is one scanner of an endpoint: the ScannerSetting of
-// DECISIONS section 3 plus the detector module that does the work.
+// ScannerConfig is one scanner of an endpoint: its setting (mode,
+// blocking, force, directions...) plus the detector module that does the
+// work.
 type ScannerConfig struct {
 	// ID names this scanner in results and metrics. Default: the detector's
 	// module name (e.g. "secrets"). Unique within an endpoint.
@@ -187,4 +190,50 @@ func endpointID(name string) string {
 	sum[8] = (sum[8] & 0x3f) | 0x80
 	h := hex.EncodeToString(sum[:16])
 	return strings.Join([]string{h[0:8], h[8:12], h[12:16], h[16:20], h[20:32]}, "-")
+}
+
+// pooledScanner is implemented by detectors that need state surviving
+// reloads (the caps on concurrent external calls): the app builds them with
+// the usage pool's state instead of calling NewScanner.
+type pooledScanner interface {
+	NewPooledScanner(*externalLimits) (scanner.Scanner, error)
+}
+
+// Defaults of blueTeam.customScanners when the organization sets no caps.
+const (
+	defaultMaxConcurrentCustom   = 32
+	defaultMaxConcurrentVendored = 32
+)
+
+// externalLimits caps the concurrent calls to custom and vendored external
+// scanners. It lives in the usage pool.
+type externalLimits struct {
+	mu                     sync.Mutex
+	custom, vendored       *webhook.Limiter
+	customCap, vendoredCap int
+}
+
+// set sizes the caps; a changed cap gets a new limiter (calls in flight
+// finish on the old one), an unchanged one is kept so a reload does not
+// reset the count.
+func (l *externalLimits) set(custom, vendored int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.custom == nil || l.customCap != custom {
+		l.custom, l.customCap = webhook.NewLimiter(custom), custom
+	}
+	if l.vendored == nil || l.vendoredCap != vendored {
+		l.vendored, l.vendoredCap = webhook.NewLimiter(vendored), vendored
+	}
+}
+
+// limiters returns the current limiters, sized at the defaults until set.
+func (l *externalLimits) limiters() (custom, vendored *webhook.Limiter) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.custom == nil {
+		l.custom, l.customCap = webhook.NewLimiter(defaultMaxConcurrentCustom), defaultMaxConcurrentCustom
+		l.vendored, l.vendoredCap = webhook.NewLimiter(defaultMaxConcurrentVendored), defaultMaxConcurrentVendored
+	}
+	return l.custom, l.vendored
 }

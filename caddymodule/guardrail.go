@@ -16,6 +16,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/guardrail"
 	"github.com/promptwall/promptwall/record"
 	"github.com/promptwall/promptwall/scanner"
@@ -133,7 +134,11 @@ func (g *GuardrailHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ c
 		w.Header().Set("Allow", http.MethodPost)
 		return g.refuse(w, "unsupported", &guardrail.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "Guardrail checks are sent with POST."})
 	}
-	who, err := g.app.authenticateToken(guardrailToken(r))
+	who, err := g.app.auth.Authenticate(guardrailToken(r))
+	if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
+		g.logger.Error("checking a guardrail token", zap.Error(err))
+		return g.refuse(w, "", &guardrail.Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "The token could not be checked."})
+	}
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		return g.refuse(w, "unauthenticated", &guardrail.Error{Status: http.StatusUnauthorized, Code: "unauthorized",
@@ -227,8 +232,8 @@ func (g *GuardrailHandler) refuse(w http.ResponseWriter, reason string, e *guard
 // answer texts, both masked where a scanner found something sensitive.
 // Non-blocking scanners run after the answer went out, then the record is
 // committed.
-func (g *GuardrailHandler) commitScan(res *store.Reservation, id string, received time.Time, who principal, c *guardrail.Check, result *scanner.Result) {
-	org := who.orgID
+func (g *GuardrailHandler) commitScan(res *store.Reservation, id string, received time.Time, who auth.Principal, c *guardrail.Check, result *scanner.Result) {
+	org := who.OrgID
 	if org == "" {
 		org = defaultOrgID()
 	}
@@ -236,7 +241,7 @@ func (g *GuardrailHandler) commitScan(res *store.Reservation, id string, receive
 		ID:               id,
 		Type:             store.TypeScan,
 		OrgID:            org,
-		UserID:           who.userID,
+		UserID:           who.UserID,
 		ProjectID:        g.project,
 		EndpointID:       g.ep.ID,
 		ReceivedAt:       store.Timestamp(received),

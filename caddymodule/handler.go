@@ -19,8 +19,9 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/format"
-	"github.com/promptwall/promptwall/limits"
+	"github.com/promptwall/promptwall/internal/utf8text"
 	"github.com/promptwall/promptwall/record"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
@@ -107,8 +108,6 @@ const DefaultEndpointName = "default"
 const (
 	defaultMaxBodySize     = 4 << 20
 	defaultMaxResponseSize = 16 << 20
-	// providerResultLimit bounds the raw upstream answer kept in a record.
-	providerResultLimit = 64 << 10
 )
 
 // Provision resolves the endpoint and the wire format.
@@ -194,18 +193,25 @@ type exchange struct {
 	providerResult string
 	upstreamErr    error
 	res            *store.Reservation
-	who            principal
+	who            auth.Principal
 	// vault holds the placeholders of a redacted request when the endpoint
 	// restores them in the answer.
 	vault *scanner.Vault
 	// ss screens a streamed answer; nil for an answer that is not one.
 	ss *streamScreening
+	// discard cancels the reservation instead of committing it: a refusal
+	// that is not sampled for recording.
+	discard bool
 	// ic wraps the client's writer for the next handler. It lives in the
 	// exchange so that one allocation holds a request's state.
 	ic interceptor
 }
 
-// ServeHTTP screens, forwards and records one request.
+// ServeHTTP screens, forwards and records one request as a sequence of
+// stages: admit, parse, reserve, screen, forward (which finishes the
+// answer). A stage that refuses the request returns a *refusal, written in
+// one place; once the record is reserved it is committed exactly once, by
+// the deferred finish, however the exchange ends.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	// Requests without a body carry no prompt (model listings, health
 	// checks): nothing to screen, nothing to record.
@@ -215,71 +221,102 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		return next.ServeHTTP(w, r)
 	}
-	// errFmt picks the error shape of a request refused before its format
-	// is known; only refusals pay for it.
-	errFmt := func() format.Format { return h.errorFormat(r.URL.Path) }
-	var who principal
+	x := &exchange{h: h}
+	pass, err := h.admit(r, x)
+	if err != nil {
+		return h.refuse(w, r, x, err)
+	}
+	body := getBuf()
+	defer putBuf(body)
+	if pass == "" {
+		pass, err = h.parse(w, r, x, body)
+		if err != nil {
+			return h.refuse(w, r, x, err)
+		}
+	}
+	if pass != "" {
+		return h.passUnscreened(w, r, next, x, pass)
+	}
+	if err := h.reserve(w, r, x); err != nil {
+		return h.refuse(w, r, x, err)
+	}
+	// The gate holds the answer's last byte until the record is durable:
+	// it is released after the deferred commit below.
+	var gate *commitGate
+	if w, gate = h.gateWrites(w); gate != nil {
+		defer gate.release(r.Context(), x.res, h.logger)
+	}
+	defer x.finish()
+	raw, err := h.screenInput(r, x, body.Bytes())
+	if err == nil {
+		err = h.forward(w, r, next, x, raw)
+	}
+	return h.refuse(w, r, x, err)
+}
+
+// admit checks what can be judged before the body is read: the token, a
+// connection upgrade, the content type and the declared size. A non-empty
+// pass names an unscreenable kind the operator lets through.
+func (h *Handler) admit(r *http.Request, x *exchange) (pass string, err error) {
 	if h.Authenticate {
 		if tokenInQuery(r) {
-			h.app.metrics.rejected.WithLabelValues("unauthenticated").Inc()
-			return h.writeError(w, errFmt(), http.StatusUnauthorized, "invalid_api_key", errTokenInQuery)
+			return "", &refusal{reason: "unauthenticated", status: http.StatusUnauthorized, code: "invalid_api_key", message: errTokenInQuery}
 		}
-		var err error
-		if who, err = h.authenticate(r); err != nil {
-			h.app.metrics.rejected.WithLabelValues("unauthenticated").Inc()
-			return h.writeError(w, errFmt(), http.StatusUnauthorized, "invalid_api_key", errBadToken.Error()+".")
+		if x.who, err = h.authenticate(r); errors.Is(err, auth.ErrInvalidToken) {
+			return "", &refusal{reason: "unauthenticated", status: http.StatusUnauthorized, code: "invalid_api_key", message: errBadToken.Error() + "."}
+		} else if err != nil {
+			h.logger.Error("checking a gateway token", zap.Error(err))
+			return "", &refusal{status: http.StatusInternalServerError, code: "internal_error", message: "The gateway could not check the token."}
 		}
 		// The token goes no further than this handler.
 		useProviderKey(r, h.prov)
 	}
 	if isUpgrade(r) {
 		if h.passes(passUpgrade) {
-			return h.passUnscreened(w, r, next, who, "connection upgrade")
+			return "connection upgrade", nil
 		}
-		h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
-		return h.writeError(w, errFmt(), http.StatusBadRequest, "unsupported_request",
-			"Connection upgrades (WebSocket, realtime) cannot be screened by this gateway.")
+		return "", &refusal{reason: "unsupported", status: http.StatusBadRequest, code: "unsupported_request",
+			message: "Connection upgrades (WebSocket, realtime) cannot be screened by this gateway."}
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		// Parsing the media type costs allocations; the usual exact
 		// application/json needs none of it.
 		if isMultipart(ct) {
 			if h.passes(passMultipart) {
-				return h.passUnscreened(w, r, next, who, "multipart upload")
+				return "multipart upload", nil
 			}
-			h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
-			return h.writeError(w, errFmt(), http.StatusUnsupportedMediaType, "unsupported_request",
-				"Multipart uploads cannot be screened by this gateway.")
+			return "", &refusal{reason: "unsupported", status: http.StatusUnsupportedMediaType, code: "unsupported_request",
+				message: "Multipart uploads cannot be screened by this gateway."}
 		}
 		if err := checkContentType(ct); err != nil {
-			h.app.metrics.rejected.WithLabelValues("malformed").Inc()
-			return h.writeError(w, errFmt(), http.StatusBadRequest, "invalid_request_error", err.Error())
+			return "", &refusal{reason: "malformed", status: http.StatusBadRequest, code: "invalid_request_error", message: err.Error()}
 		}
 	}
 	if r.ContentLength > h.MaxBodySize {
-		h.app.metrics.rejected.WithLabelValues("too_large").Inc()
-		return h.writeError(w, errFmt(), http.StatusRequestEntityTooLarge, "request_too_large", h.tooLargeMessage())
+		return "", h.tooLarge()
 	}
+	return "", nil
+}
 
-	body := getBuf()
-	defer putBuf(body)
+// parse reads the body into body and parses it in its wire format. A
+// non-empty pass is an unknown format the operator lets through, with the
+// body restored for the next handler.
+func (h *Handler) parse(w http.ResponseWriter, r *http.Request, x *exchange, body *bytes.Buffer) (pass string, err error) {
 	clearDeadline := h.bodyDeadline(w)
-	_, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, h.MaxBodySize))
+	_, err = body.ReadFrom(http.MaxBytesReader(w, r.Body, h.MaxBodySize))
 	clearDeadline()
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			h.app.metrics.rejected.WithLabelValues("too_large").Inc()
-			return h.writeError(w, errFmt(), http.StatusRequestEntityTooLarge, "request_too_large", h.tooLargeMessage())
+			return "", h.tooLarge()
 		}
-		return h.writeBodyError(w, errFmt(), err)
+		return "", h.bodyRefusal(err)
 	}
 	raw := body.Bytes()
 	if !utf8.Valid(raw) {
-		h.app.metrics.rejected.WithLabelValues("malformed").Inc()
-		return h.writeError(w, errFmt(), http.StatusBadRequest, "invalid_request_error", "The request body is not valid UTF-8.")
+		return "", &refusal{reason: "malformed", status: http.StatusBadRequest, code: "invalid_request_error",
+			message: "The request body is not valid UTF-8."}
 	}
-
-	x := &exchange{h: h, received: time.Now(), who: who}
+	x.received = time.Now()
 	if h.format != nil {
 		x.format = format.Bind(h.format, r.URL.Path)
 	} else {
@@ -287,99 +324,86 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		if err != nil {
 			if h.passes(passUnknownFormat) {
 				restoreBody(r, bytes.Clone(raw))
-				return h.passUnscreened(w, r, next, who, "unknown wire format")
+				return "unknown wire format", nil
 			}
-			h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
-			return h.writeError(w, errFmt(), http.StatusBadRequest, "unsupported_request",
-				"The request's API format is not one the gateway can screen.")
+			return "", &refusal{reason: "unsupported", status: http.StatusBadRequest, code: "unsupported_request",
+				message: "The request's API format is not one the gateway can screen."}
 		}
 		x.format = f
 	}
-	req, err := x.format.ParseRequest(raw)
-	if err != nil {
-		h.app.metrics.rejected.WithLabelValues("malformed").Inc()
-		return h.writeFormatError(w, x.format, err)
+	if x.req, err = x.format.ParseRequest(raw); err != nil {
+		return "", formatRefusal(err)
 	}
-	x.req = req
-	x.conv = &req.Conversation
+	x.conv = &x.req.Conversation
+	return "", nil
+}
 
-	// Reserve the record's place before anything reaches the provider, so a
-	// store that cannot keep up refuses the request instead of losing it.
-	x.res, err = h.app.shared.store.Reserve(r.Context())
+// reserve takes the record's place before anything reaches the provider, so
+// a store that cannot keep up refuses the request instead of losing it.
+func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, x *exchange) error {
+	res, err := h.app.shared.store.Reserve(r.Context())
 	if err != nil {
-		h.app.metrics.rejected.WithLabelValues("store_full").Inc()
 		h.logger.Error("refusing request: record queue full", zap.Error(err))
-		w.Header().Set("Retry-After", "1")
-		return h.writeError(w, x.format, http.StatusServiceUnavailable, "service_unavailable",
-			"The gateway cannot record requests right now; retry shortly.")
+		return &refusal{reason: "store_full", status: http.StatusServiceUnavailable, code: "service_unavailable",
+			message: "The gateway cannot record requests right now; retry shortly.", retryAfter: "1"}
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			x.res.Cancel()
-		}
-	}()
-	var gate *commitGate
-	if w, gate = h.gateWrites(w); gate != nil {
-		defer gate.release(r.Context(), x.res, h.logger)
-	}
+	x.res = res
 	x.id = store.NewID()
-	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	repl.Set("promptwall.prompt_id", x.id)
+	r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer).Set("promptwall.prompt_id", x.id)
 	w.Header().Set("X-Promptwall-Prompt-Id", x.id)
+	return nil
+}
 
+// screenInput screens the request and returns the body to forward: raw, or
+// raw with the scanners' redactions written back.
+func (h *Handler) screenInput(r *http.Request, x *exchange, raw []byte) ([]byte, error) {
 	start := time.Now()
 	if h.ep.RestorePlaceholders {
 		x.vault = new(scanner.Vault)
 	}
 	x.input = h.ep.pipeline.ScreenWith(r.Context(), x.conv, scanner.Input, x.vault)
 	h.metrics.observeResult(scanner.Input, x.input, time.Since(start))
-	repl.Set("promptwall.outcome", outcomeValue(x.input.Outcome))
-
-	if x.input.Outcome == scanner.Blocked {
-		committed = true
-		x.commit()
-		return h.writeBlocked(w, x, x.input.FlagMessage)
-	}
-	if x.input.Outcome == scanner.Modified && len(x.input.Edits) > 0 {
+	r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer).Set("promptwall.outcome", outcomeValue(x.input.Outcome))
+	switch {
+	case x.input.Outcome == scanner.Blocked:
+		return nil, &refusal{blocked: true, message: x.input.FlagMessage}
+	case x.input.Outcome == scanner.Modified && len(x.input.Edits) > 0:
 		rewritten, err := x.format.RewriteRequest(raw, toFormatEdits(x.input.Edits))
 		if err != nil {
 			// A redaction that cannot be written back must not forward the
 			// unredacted original.
 			h.logger.Error("rewriting redacted request", zap.Error(err))
-			committed = true
 			x.upstreamErr = err
-			x.commit()
-			return h.writeError(w, x.format, http.StatusInternalServerError, "internal_error", "The request could not be redacted.")
+			return nil, &refusal{status: http.StatusInternalServerError, code: "internal_error", message: "The request could not be redacted."}
 		}
-		raw = rewritten
+		return rewritten, nil
 	}
+	return raw, nil
+}
 
-	// The provider's limits count upstream calls: take them only for a
-	// request that is going upstream, and hold them until its answer is
-	// fully written (streams included).
+// forward sends the request upstream under the provider's limits and
+// finishes the answer. The limits count upstream calls: they are taken only
+// for a request going upstream and held until its answer is fully written,
+// streams included.
+func (h *Handler) forward(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, x *exchange, raw []byte) error {
 	release, err := h.acquire(r.Context())
 	if err != nil {
-		h.app.metrics.rejected.WithLabelValues("provider_limit").Inc()
-		if h.recordRefusal() {
-			committed = true
-			x.upstreamErr = err
-			x.commit()
-		}
-		return h.writeLimited(w, x, err)
+		x.upstreamErr = err
+		// Refusals are recorded only as sampled, so a flood of them
+		// cannot fill the store.
+		x.discard = !h.recordRefusal()
+		return limitRefusal(err)
 	}
 	defer release()
-
 	restoreBody(r, raw)
 	if h.ep.hasOutput {
 		// Screening needs the plain answer; ask for it uncompressed.
 		r.Header.Del("Accept-Encoding")
 	}
-
 	held := getBuf()
 	defer putBuf(held)
 	ic := &x.ic
-	ic.wrap(w, held, int(h.MaxResponseSize), providerResultLimit, h.hold)
+	ic.wrap(w, held, int(h.MaxResponseSize), record.ProviderResultLimit, h.hold)
 	if h.ep.hasOutput {
 		ic.stream = func(status int, header http.Header) io.Writer {
 			// A format without a stream decoder (generic, embeddings) has
@@ -394,37 +418,34 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	upstreamStart := time.Now()
 	err = callNext(next, ic, r, func() bool { return x.ss != nil })
 	h.metrics.upstreamSeconds().Observe(time.Since(upstreamStart).Seconds())
+	return h.finishAnswer(r.Context(), w, x, err)
+}
 
-	committed = true
-	if ss := x.ss; ss != nil {
-		out := ss.wait()
+// finishAnswer ends the exchange after the upstream call returned upErr: a
+// screened stream is waited for, a held answer screened and written, an
+// answer passed straight through kept for the record.
+func (h *Handler) finishAnswer(ctx context.Context, w http.ResponseWriter, x *exchange, upErr error) error {
+	ic := &x.ic
+	switch {
+	case x.ss != nil:
+		out := x.ss.wait()
 		x.streamed(out)
-		x.commit()
-		if out.Blocked || ss.err != nil {
+		if out.Blocked || x.ss.err != nil {
 			// The status is sent; a cut stream ends the response. The
 			// upstream copy's error is the pipe we closed, not a failure.
 			return nil
 		}
-		return err
-	}
-	if ic.overflow {
+		return upErr
+	case ic.overflow:
 		x.upstreamErr = errResponseTooLarge
-		x.commit()
-		return h.writeError(w, x.format, http.StatusBadGateway, "upstream_error",
-			"The provider's answer is too large to be screened.")
-	}
-	if err != nil {
-		x.upstreamErr = err
-		x.commit()
-		return err
-	}
-	if ic.holding {
-		err = h.finishHeld(r.Context(), w, x, ic)
-		x.commit()
-		return err
+		return &refusal{status: http.StatusBadGateway, code: "upstream_error", message: "The provider's answer is too large to be screened."}
+	case upErr != nil:
+		x.upstreamErr = upErr
+		return upErr
+	case ic.holding:
+		return h.finishHeld(ctx, w, x, ic)
 	}
 	x.providerResult = ic.buf.String()
-	x.commit()
 	return nil
 }
 
@@ -531,20 +552,21 @@ func (h *Handler) holdFor(status int, _ http.Header) bool {
 	return h.ep.hasOutput && status >= 200 && status < 300 && status != http.StatusNoContent
 }
 
-// finishHeld screens a held answer and writes what the client may see.
+// finishHeld screens a held answer and writes what the client may see, or
+// returns the refusal that replaces it.
 func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exchange, ic *interceptor) error {
 	answer := ic.buf.Bytes()
-	x.providerResult = string(truncate(answer, providerResultLimit))
+	x.providerResult = string(utf8text.Truncate(answer, record.ProviderResultLimit))
 	if enc := ic.Header().Get("Content-Encoding"); enc != "" && enc != "identity" {
 		decoded, err := decodeBody(enc, answer, int(h.MaxResponseSize))
 		if err != nil {
 			x.upstreamErr = err
-			return h.writeError(w, x.format, http.StatusBadGateway, "upstream_error",
-				"The provider's answer is compressed ("+enc+") in a way the gateway cannot screen.")
+			return &refusal{status: http.StatusBadGateway, code: "upstream_error",
+				message: "The provider's answer is compressed (" + enc + ") in a way the gateway cannot screen."}
 		}
 		answer = decoded
 		ic.Header().Del("Content-Encoding")
-		x.providerResult = string(truncate(answer, providerResultLimit))
+		x.providerResult = string(utf8text.Truncate(answer, record.ProviderResultLimit))
 	}
 	if len(bytes.TrimSpace(answer)) == 0 {
 		// Nothing to screen: pass the empty answer as it came.
@@ -555,8 +577,7 @@ func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exch
 	if err != nil {
 		// An answer we cannot read is not passed unscreened.
 		x.upstreamErr = fmt.Errorf("parsing provider answer: %w", err)
-		return h.writeError(w, x.format, http.StatusBadGateway, "upstream_error",
-			"The provider's answer could not be screened.")
+		return &refusal{status: http.StatusBadGateway, code: "upstream_error", message: "The provider's answer could not be screened."}
 	}
 	x.outConv = conv
 	start := time.Now()
@@ -564,12 +585,12 @@ func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exch
 	h.metrics.observeResult(scanner.Output, x.output, time.Since(start))
 	switch x.output.Outcome {
 	case scanner.Blocked:
-		return h.writeBlocked(w, x, x.output.FlagMessage)
+		return &refusal{blocked: true, message: x.output.FlagMessage}
 	case scanner.Modified:
 		rewritten, err := x.format.RewriteResponse(answer, toFormatEdits(x.output.Edits))
 		if err != nil {
 			x.upstreamErr = err
-			return h.writeError(w, x.format, http.StatusBadGateway, "upstream_error", "The provider's answer could not be redacted.")
+			return &refusal{status: http.StatusBadGateway, code: "upstream_error", message: "The provider's answer could not be redacted."}
 		}
 		answer = rewritten
 	}
@@ -588,12 +609,27 @@ func (h *Handler) finishHeld(ctx context.Context, w http.ResponseWriter, x *exch
 	return err
 }
 
+// finish is deferred once the record is reserved: it commits the record
+// however the exchange ended, and cancels the reservation when a panic
+// (which goes on) ends it instead.
+func (x *exchange) finish() {
+	if v := recover(); v != nil {
+		x.res.Cancel()
+		panic(v)
+	}
+	if x.discard {
+		x.res.Cancel()
+		return
+	}
+	x.commit()
+}
+
 // commit fills the reserved record and hands it to the store. Non-blocking
 // scanners run here, after the client has its answer, then the record is
 // committed.
 func (x *exchange) commit() {
 	h := x.h
-	org := x.who.orgID
+	org := x.who.OrgID
 	if org == "" {
 		org = defaultOrgID()
 	}
@@ -603,7 +639,7 @@ func (x *exchange) commit() {
 		ID:         x.id,
 		Type:       "prompt",
 		OrgID:      org,
-		UserID:     x.who.userID,
+		UserID:     x.who.UserID,
 		ProjectID:  h.labels.project,
 		Provider:   h.Provider,
 		ProviderID: h.providerID(),
@@ -611,23 +647,13 @@ func (x *exchange) commit() {
 		ReceivedAt: store.Timestamp(x.received),
 	}
 	p.Memory = p.ID
-	shown := record.NewestUserMessage(x.conv)
-	p.Input = record.Text(x.conv, shown, x.input)
-	results := make([]store.ScannerResult, 0, scannerCount(x.input)+scannerCount(x.output))
-	p.Result.ScannerResults = record.AppendScannerResults(record.AppendScannerResults(results, x.input, shown), x.output, 0)
-	// The answer, raw or parsed, may echo what the scanners found on
-	// either side (a model repeating the user's address).
-	sensitive := append(record.SensitiveValues(x.conv, x.input), record.SensitiveValues(x.outConv, x.output)...)
-	p.Result.Response = record.MaskValues(record.Response(x.outConv, x.output), sensitive)
-	p.Result.ProviderResult = record.MaskValues(truncate(x.providerResult, providerResultLimit), sensitive)
-	p.Result.Outcome = string(worst(x.input, x.output))
-	if x.upstreamErr != nil && x.input.Outcome != scanner.Blocked {
-		p.Result.Outcome = string(scanner.Error)
-		p.Result.ProviderResult = "upstream error: " + x.upstreamErr.Error()
-		if _, limited := errors.AsType[*limits.LimitError](x.upstreamErr); limited {
-			p.Result.ProviderResult = "not forwarded: " + x.upstreamErr.Error()
-		}
+	rx := record.Exchange{Conv: x.conv, Input: x.input, OutConv: x.outConv, Output: x.output, Failure: x.upstreamErr}
+	if x.upstreamErr == nil {
+		// A failed answer's raw bytes may be undecodable; the failure is
+		// recorded instead.
+		rx.Raw = x.providerResult
 	}
+	shown := record.Build(&p, rx)
 	p.Scanners = h.ep.settingsJSON()
 	if h.ep.hasDeferred {
 		if h.app.shared.store.Durability() == store.DurabilitySync {
@@ -658,13 +684,6 @@ func (x *exchange) commitDeferred(p store.Prompt, shown int) {
 	}
 }
 
-func scannerCount(res *scanner.Result) int {
-	if res == nil {
-		return 0
-	}
-	return len(res.Scanners)
-}
-
 // outcomeValue is o as a placeholder value. The known outcomes are
 // constants, which become an interface value without an allocation.
 func outcomeValue(o scanner.Outcome) any {
@@ -681,57 +700,6 @@ func outcomeValue(o scanner.Outcome) any {
 		return string(scanner.Error)
 	}
 	return string(o)
-}
-
-func worst(results ...*scanner.Result) scanner.Outcome {
-	out := scanner.Passed
-	for _, r := range results {
-		if r != nil && r.Outcome.Severity() > out.Severity() {
-			out = r.Outcome
-		}
-	}
-	return out
-}
-
-// writeBlocked answers a blocked exchange as the endpoint says: the
-// provider's error shape, or a normal completion carrying the message.
-func (h *Handler) writeBlocked(w http.ResponseWriter, x *exchange, message string) error {
-	if message == "" {
-		message = defaultFlagMessage
-	}
-	hdr := w.Header()
-	hdr.Del("Content-Length")
-	hdr.Del("Content-Encoding")
-	hdr.Set("Content-Type", "application/json")
-	hdr.Set("X-Promptwall-Outcome", "blocked")
-	if h.ep.OnBlock == onBlockCompletion {
-		w.WriteHeader(http.StatusOK)
-		_, err := w.Write(x.format.Completion(x.req, message))
-		return err
-	}
-	w.WriteHeader(h.ep.BlockStatus)
-	_, err := w.Write(x.format.Blocked(h.ep.BlockStatus, "content_blocked", message))
-	return err
-}
-
-func (h *Handler) writeError(w http.ResponseWriter, f format.Format, status int, code, message string) error {
-	hdr := w.Header()
-	hdr.Set("Content-Type", "application/json")
-	hdr.Del("Content-Length")
-	w.WriteHeader(status)
-	_, err := w.Write(f.Blocked(status, code, message))
-	return err
-}
-
-func (h *Handler) writeFormatError(w http.ResponseWriter, f format.Format, err error) error {
-	if fe, ok := errors.AsType[*format.Error](err); ok {
-		return h.writeError(w, f, fe.Status, fe.Code, fe.Message)
-	}
-	return h.writeError(w, f, http.StatusBadRequest, "invalid_request_error", err.Error())
-}
-
-func (h *Handler) tooLargeMessage() string {
-	return fmt.Sprintf("The request body exceeds the gateway's limit of %d bytes.", h.MaxBodySize)
 }
 
 // errorFormat picks the format whose error shape answers a request that
@@ -769,14 +737,11 @@ func (h *Handler) passes(kind string) bool {
 // passUnscreened forwards a request the operator chose to pass unscreened
 // and records it as such: outcome passed, every scanner skipped with the
 // reason, the body not stored (nothing of it was read as a prompt).
-func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, who principal, why string) error {
-	res, err := h.app.shared.store.Reserve(r.Context())
-	if err != nil {
-		h.app.metrics.rejected.WithLabelValues("store_full").Inc()
-		w.Header().Set("Retry-After", "1")
-		return h.writeError(w, h.errorFormat(r.URL.Path), http.StatusServiceUnavailable, "service_unavailable",
-			"The gateway cannot record requests right now; retry shortly.")
+func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, x *exchange, why string) error {
+	if err := h.reserve(w, r, x); err != nil {
+		return h.refuse(w, r, x, err)
 	}
+	defer x.finish()
 	now := time.Now()
 	skipped := &scanner.Result{Outcome: scanner.Passed}
 	for _, st := range h.ep.settings {
@@ -785,22 +750,19 @@ func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next ca
 			Started: now, Completed: now, Reason: "passed through unscreened (operator's pass_through): " + why,
 		})
 	}
-	x := &exchange{h: h, id: store.NewID(), received: now, conv: &scanner.Conversation{}, input: skipped, res: res, who: who}
-	w.Header().Set("X-Promptwall-Prompt-Id", x.id)
+	x.received, x.conv, x.input = now, &scanner.Conversation{}, skipped
 	h.metrics.observeResult(scanner.Input, skipped, 0)
 	release, err := h.acquire(r.Context())
 	if err != nil {
 		x.upstreamErr = err
-		x.commit()
-		return h.writeLimited(w, x, err)
+		return h.refuse(w, r, x, limitRefusal(err))
 	}
 	defer release()
-	err = next.ServeHTTP(w, r)
-	if err != nil {
+	if err := next.ServeHTTP(w, r); err != nil {
 		x.upstreamErr = err
+		return err
 	}
-	x.commit()
-	return err
+	return nil
 }
 
 func isMultipart(ct string) bool {
@@ -848,17 +810,6 @@ func toFormatEdits(edits []scanner.Edit) []format.Edit {
 		out[i] = format.Edit{Ref: e.Ref, Text: e.Text}
 	}
 	return out
-}
-
-func truncate[T string | []byte](s T, n int) T {
-	if len(s) <= n {
-		return s
-	}
-	// Cut on a rune boundary so the stored text stays valid UTF-8.
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 const (

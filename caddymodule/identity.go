@@ -1,14 +1,13 @@
 package caddymodule
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/promptwall/promptwall/admin"
-	"github.com/promptwall/promptwall/cli"
+	"github.com/promptwall/promptwall/api"
+	"github.com/promptwall/promptwall/identity"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
 )
@@ -24,8 +23,8 @@ import (
 //	    feature <max_concurrent_custom|max_concurrent_vendored> <n>
 //	    user <email> [owner|admin|member] [<display name>]
 //	}
-func parseOrgBlock(d *caddyfile.Dispenser) (cli.DeclaredOrg, error) {
-	var org cli.DeclaredOrg
+func parseOrgBlock(d *caddyfile.Dispenser) (identity.Org, error) {
+	var org identity.Org
 	if !d.AllArgs(&org.Name) {
 		return org, d.ArgErr()
 	}
@@ -58,7 +57,7 @@ func parseOrgBlock(d *caddyfile.Dispenser) (cli.DeclaredOrg, error) {
 			}
 		case "feature":
 			if org.Features == nil {
-				org.Features = new(cli.DeclaredFeatures)
+				org.Features = new(identity.Features)
 			}
 			if !d.NextArg() {
 				return org, d.ArgErr()
@@ -71,7 +70,7 @@ func parseOrgBlock(d *caddyfile.Dispenser) (cli.DeclaredOrg, error) {
 			if len(args) == 0 {
 				return org, d.ArgErr()
 			}
-			u := cli.DeclaredUser{Email: args[0]}
+			u := identity.User{Email: args[0]}
 			if len(args) > 1 {
 				u.Role = args[1]
 			}
@@ -90,10 +89,10 @@ func parseOrgBlock(d *caddyfile.Dispenser) (cli.DeclaredOrg, error) {
 // deleting anything) and sizes the caps on external scanner calls from the
 // default organization's features.
 func (a *App) applyIdentity() error {
-	if err := cli.Validate(a.Orgs); err != nil {
+	if err := identity.Validate(a.Orgs); err != nil {
 		return err
 	}
-	if err := cli.ApplyDeclared(a.shared.store, a.Orgs); err != nil {
+	if err := identity.Apply(a.shared.store, a.Orgs); err != nil {
 		return fmt.Errorf("applying declared organizations: %w", err)
 	}
 	org, err := a.shared.store.GetOrg(defaultOrgID())
@@ -108,7 +107,7 @@ func (a *App) applyIdentity() error {
 	if vendored <= 0 {
 		vendored = defaultMaxConcurrentVendored
 	}
-	setExternalScannerLimits(custom, vendored)
+	a.shared.external.set(custom, vendored)
 	return nil
 }
 
@@ -119,7 +118,7 @@ type endpointResolver struct{ app *App }
 // Resolve returns the chatbot's endpoint (inheriting from its project's
 // default and the global settings), the project's default endpoint, or with
 // neither given the default endpoint (the global settings applied).
-func (r endpointResolver) Resolve(groupID, chatbotID string) (admin.EndpointView, error) {
+func (r endpointResolver) Resolve(groupID, chatbotID string) (api.EndpointView, error) {
 	var found *compiledEndpoint
 	for _, ep := range r.app.endpoints {
 		switch {
@@ -138,22 +137,22 @@ func (r endpointResolver) Resolve(groupID, chatbotID string) (admin.EndpointView
 		}
 	}
 	if found == nil {
-		return admin.EndpointView{}, admin.ErrEndpointNotFound
+		return api.EndpointView{}, api.ErrEndpointNotFound
 	}
-	view := admin.EndpointView{
+	view := api.EndpointView{
 		ID: found.ID, Name: found.Name, ChatbotID: found.ChatbotID, GroupID: found.ProjectID,
 		CreatedAt: store.Timestamp(r.app.loadedAt),
-		Config: admin.EndpointConfig{
-			Packages:  []admin.ScannerSetting{},
-			Scanners:  make([]admin.ScannerSetting, 0, len(found.settings)),
-			Providers: []admin.EndpointProvider{},
+		Config: api.EndpointConfig{
+			Packages:  []api.ScannerSetting{},
+			Scanners:  make([]api.ScannerSetting, 0, len(found.settings)),
+			Providers: []api.EndpointProvider{},
 		},
 	}
 	for _, s := range found.settings {
 		view.Config.Scanners = append(view.Config.Scanners, apiSetting(s))
 	}
 	for i, name := range found.Providers {
-		ep := admin.EndpointProvider{Name: name, Enabled: true, Default: fmt.Sprint(i == 0)}
+		ep := api.EndpointProvider{Name: name, Enabled: true, Default: fmt.Sprint(i == 0)}
 		if p, ok := r.app.provider(name); ok {
 			ep.ID, ep.Type, ep.Enabled = p.cfg.ID, p.cfg.Type, !p.cfg.Disabled
 		}
@@ -163,21 +162,19 @@ func (r endpointResolver) Resolve(groupID, chatbotID string) (admin.EndpointView
 		view.Config.ProviderRouting = "default"
 	}
 	for _, name := range found.Packages {
-		view.Config.Packages = append(view.Config.Packages, admin.ScannerSetting{
+		view.Config.Packages = append(view.Config.Packages, api.ScannerSetting{
 			ID: name, Version: "1", Enabled: "true", Blocking: "true", Force: "false", Mode: string(scanner.ModeBlock),
 		})
 	}
 	return view, nil
 }
 
-func apiSetting(s scanner.Setting) admin.ScannerSetting {
+func apiSetting(s scanner.Setting) api.ScannerSetting {
 	ss := s.Strings()
-	return admin.ScannerSetting{
+	return api.ScannerSetting{
 		ID: ss.ID, Version: ss.Version, Enabled: ss.Enabled, Mode: ss.Mode,
 		Blocking: ss.Blocking, Force: ss.Force, FlagMessage: ss.FlagMessage,
 	}
 }
 
-var _ admin.EndpointResolver = endpointResolver{}
-
-var errNoDatabase = errors.New("no database path: give --db, or --config naming a config with promptwall storage")
+var _ api.EndpointResolver = endpointResolver{}

@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/promptwall/promptwall/admin"
+	"github.com/promptwall/promptwall/api"
 	"github.com/promptwall/promptwall/store"
 )
 
@@ -53,7 +53,7 @@ func (a *App) syncOrgProviders(at time.Time) error {
 			orgIDs = append(orgIDs, org.ID)
 		}
 		for _, id := range orgIDs {
-			rec, err := admin.ProviderRecord(id, &p.cfg)
+			rec, err := api.ProviderRecord(id, &p.cfg)
 			if err != nil {
 				return err
 			}

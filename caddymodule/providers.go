@@ -2,8 +2,6 @@ package caddymodule
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
 )
@@ -87,42 +86,10 @@ var credentialHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goo
 // says which.
 var errBadToken = errors.New("a valid Promptwall token is required")
 
-// principal is who a gateway request is attributed to.
-type principal struct {
-	orgID, userID string
-}
-
 // authenticate verifies the Promptwall token a client presents in place of
-// the provider key. The token is looked up by its SHA-256 (only hashes are
-// stored) and the hashes compared in constant time.
-func (h *Handler) authenticate(r *http.Request) (principal, error) {
-	return h.app.authenticateToken(presentedToken(r))
-}
-
-// authenticateToken maps a presented Promptwall token to its org and user;
-// every failure is errBadToken, so no answer tells which part was wrong.
-func (a *App) authenticateToken(token string) (principal, error) {
-	if token == "" {
-		return principal{}, errBadToken
-	}
-	hash := sha256.Sum256([]byte(token))
-	if bh := a.bootstrapHash; bh != nil && subtle.ConstantTimeCompare(bh[:], hash[:]) == 1 {
-		return principal{orgID: defaultOrgID(), userID: "bootstrap"}, nil
-	}
-	st := a.shared.store
-	tok, err := st.LookupToken(hash)
-	if err != nil || subtle.ConstantTimeCompare(tok.Hash[:], hash[:]) != 1 {
-		return principal{}, errBadToken
-	}
-	user, err := st.GetUser(tok.UserID)
-	if err != nil || user.Blocked || user.OrgID != tok.OrgID {
-		return principal{}, errBadToken
-	}
-	org, err := st.GetOrg(tok.OrgID)
-	if err != nil || org.Disabled {
-		return principal{}, errBadToken
-	}
-	return principal{orgID: org.ID, userID: user.ID}, nil
+// the provider key.
+func (h *Handler) authenticate(r *http.Request) (auth.Principal, error) {
+	return h.app.auth.Authenticate(presentedToken(r))
 }
 
 // presentedToken finds the token in whichever header the client's SDK puts
@@ -177,22 +144,6 @@ func (h *Handler) acquire(ctx context.Context) (func(), error) {
 		return func() {}, nil
 	}
 	return h.prov.limiter.Acquire(ctx, time.Duration(h.MaxQueueWait))
-}
-
-// writeLimited answers a request over its provider's limits: 429 with
-// Retry-After, in the provider's own error shape.
-func (h *Handler) writeLimited(w http.ResponseWriter, x *exchange, err error) error {
-	var le *limits.LimitError
-	retry := time.Second
-	if errors.As(err, &le) {
-		retry = le.RetryAfter
-	}
-	w.Header().Set("Retry-After", strconv.Itoa(limits.RetryAfterSeconds(retry)))
-	msg := "The provider's request limit is reached; retry later."
-	if errors.Is(err, limits.ErrConcurrencyLimited) {
-		msg = "Too many requests to this provider are in flight; retry later."
-	}
-	return h.writeError(w, x.format, http.StatusTooManyRequests, "rate_limit_exceeded", msg)
 }
 
 // parseProviderBlock parses a provider:

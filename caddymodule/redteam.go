@@ -39,8 +39,9 @@ type Campaign struct {
 	Targets []string `json:"targets,omitempty"`
 }
 
-// campaignID derives a campaign's stable UUID from its name.
-func campaignID(name string) string { return endpointID("campaign/" + name) }
+// CampaignID derives a campaign's stable UUID from its name; the campaign
+// command uses it to address a declared campaign through the API.
+func CampaignID(name string) string { return endpointID("campaign/" + name) }
 
 // provisionCampaigns validates the declared campaigns (stored when the
 // config starts) and makes sure the shared runner exists.
@@ -95,7 +96,7 @@ func (a *App) provisionCampaigns() error {
 // storedCampaign validates c and returns it as stored.
 func (a *App) storedCampaign(c Campaign) (*store.Campaign, error) {
 	sc := &store.Campaign{
-		ID: campaignID(c.Name), OrgID: defaultOrgID(), Name: c.Name,
+		ID: CampaignID(c.Name), OrgID: defaultOrgID(), Name: c.Name,
 		Packs: c.Packs, Converters: c.Converters, SystemPrompt: c.SystemPrompt,
 		Schedule: c.Schedule, Targets: c.Targets,
 	}

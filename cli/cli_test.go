@@ -10,11 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promptwall/promptwall/admin"
+	"github.com/promptwall/promptwall/api"
 	"github.com/promptwall/promptwall/store"
 )
-
-func ptr[T any](v T) *T { return &v }
 
 func newDB(t *testing.T, orgs ...string) string {
 	t.Helper()
@@ -52,7 +50,7 @@ func apiStatus(t *testing.T, path, token string) int {
 	t.Helper()
 	var code int
 	call(t, path, func(st *store.Store) {
-		h, err := admin.New(admin.Config{Store: st})
+		h, err := api.New(api.Config{Store: st})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,89 +162,5 @@ func TestLockedDatabase(t *testing.T) {
 	err = UserList(&bytes.Buffer{}, path, "default")
 	if !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "stop it") || !strings.Contains(err.Error(), "/backend/v1") {
 		t.Fatalf("error %v, want ErrLocked explaining what to do", err)
-	}
-}
-
-func TestApplyDeclared(t *testing.T) {
-	path := newDB(t)
-	decl := []DeclaredOrg{{
-		Name: "Acme", ApplicationURL: "https://pw.acme.example", Entitlements: "pro",
-		Features: &DeclaredFeatures{RedTeam: ptr(true), MaxConcurrentCustom: ptr(2)},
-		Users: []DeclaredUser{
-			{Email: "Boss@acme.example", Name: "Boss", Role: store.RoleOwner},
-			{Email: "dev@acme.example", Projects: []string{"p1"}},
-		},
-	}, {Name: "Beta"}}
-	for i := range 2 { // the second run must change nothing
-		call(t, path, func(st *store.Store) {
-			if err := ApplyDeclared(st, decl); err != nil {
-				t.Fatalf("run %d: %v", i, err)
-			}
-			orgs, _ := st.ListOrgs()
-			if len(orgs) != 2 {
-				t.Fatalf("run %d: %d orgs", i, len(orgs))
-			}
-			acme, err := st.GetOrgByName("acme")
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := store.DefaultFeatures()
-			want.RedTeam.Enabled = true
-			want.BlueTeam.CustomScanners.MaxConcurrentCustom = 2
-			if acme.Features != want || acme.ApplicationURL != "https://pw.acme.example" || !acme.HasOwner {
-				t.Fatalf("run %d: acme %+v", i, acme)
-			}
-			page, _ := st.ListUsers(store.UserQuery{OrgID: acme.ID, Limit: 10})
-			if len(page.Items) != 2 {
-				t.Fatalf("run %d: %d users", i, len(page.Items))
-			}
-			dev, err := st.GetUserByEmail(acme.ID, "dev@acme.example")
-			if err != nil || dev.Role != store.RoleMember || !dev.Verified || len(dev.Projects) != 1 {
-				t.Fatalf("run %d: dev %+v %v", i, dev, err)
-			}
-		})
-	}
-
-	// Changing the config updates in place; users and orgs it drops stay;
-	// a blocked user stays blocked.
-	call(t, path, func(st *store.Store) {
-		acme, _ := st.GetOrgByName("Acme")
-		boss, _ := st.GetUserByEmail(acme.ID, "boss@acme.example")
-		if err := st.BlockUser(boss.ID, true); err != nil {
-			t.Fatal(err)
-		}
-		decl2 := []DeclaredOrg{{Name: "ACME", Features: &DeclaredFeatures{BlueTeam: ptr(false)},
-			Users: []DeclaredUser{{Email: "boss@ACME.example", Role: store.RoleAdmin}}}}
-		if err := ApplyDeclared(st, decl2); err != nil {
-			t.Fatal(err)
-		}
-		got, _ := st.GetOrg(acme.ID)
-		if got.Name != "Acme" || got.Features.BlueTeam.Enabled || !got.Features.RedTeam.Enabled || got.ApplicationURL != "" {
-			t.Fatalf("acme after update %+v", got)
-		}
-		b, _ := st.GetUser(boss.ID)
-		if b.Role != store.RoleAdmin || !b.Blocked || b.Name != "Boss" {
-			t.Fatalf("boss after update %+v", b)
-		}
-		if _, err := st.GetOrgByName("Beta"); err != nil {
-			t.Fatalf("undeclared org removed: %v", err)
-		}
-	})
-
-	invalid := []struct {
-		name string
-		orgs []DeclaredOrg
-	}{
-		{"no name", []DeclaredOrg{{}}},
-		{"twice", []DeclaredOrg{{Name: "a"}, {Name: "A "}}},
-		{"bad role", []DeclaredOrg{{Name: "a", Users: []DeclaredUser{{Email: "a@b", Role: "root"}}}}},
-		{"no email", []DeclaredOrg{{Name: "a", Users: []DeclaredUser{{Name: "x"}}}}},
-		{"user twice", []DeclaredOrg{{Name: "a", Users: []DeclaredUser{{Email: "a@b"}, {Email: "A@b"}}}}},
-		{"negative cap", []DeclaredOrg{{Name: "a", Features: &DeclaredFeatures{MaxConcurrentVendored: ptr(-1)}}}},
-	}
-	for _, tt := range invalid {
-		if err := Validate(tt.orgs); err == nil {
-			t.Errorf("%s: Validate accepted it", tt.name)
-		}
 	}
 }

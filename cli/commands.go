@@ -1,3 +1,8 @@
+// Package cli holds Promptwall's operator commands, `caddy promptwall
+// scan|user|token|campaign`, registered with caddycmd when the package is
+// imported (the root package promptwall imports it). The user and token
+// commands work on the database directly and know nothing of Caddy; scan
+// compiles a config's endpoints through caddymodule.
 package cli
 
 import (

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/internal/jsonstr"
 )
 
 // This file is a small JSON toolkit over raw bytes. Parsing happens on every
@@ -525,56 +527,9 @@ func hex4(b []byte) rune {
 	return r
 }
 
-// appendQuote appends s as a JSON string. Invalid UTF-8 becomes U+FFFD so
-// the output is always valid JSON; U+2028 and U+2029 are escaped because
-// some JavaScript consumers treat them as line ends.
-func appendQuote(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			switch r {
-			case utf8.RuneError:
-				dst = append(dst, `\ufffd`...)
-			default:
-				dst = append(dst, `\u202`...)
-				dst = append(dst, hex[r&0xf])
-			}
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// appendQuote appends s as a JSON string, leaving HTML characters as they
+// are: a rewritten body keeps the client's own spelling of them.
+func appendQuote(dst []byte, s string) []byte { return jsonstr.Append(dst, s, false) }
 
 // keyset is a precompiled list of the object keys a walker looks for. A name
 // may list aliases separated by '|' that fill the same slot (Gemini accepts

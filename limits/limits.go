@@ -82,7 +82,7 @@ func (c Config) Unlimited() bool {
 
 var decimalRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
-// ParseConfig reads the spec's decimal strings (DECISIONS section 4): ""
+// ParseConfig reads the providers' limits, given as decimal strings: ""
 // means no limit; anything else must be a positive decimal number
 // ("2", "0.5"), and the concurrency limit a positive integer. Zero is
 // refused rather than read as "unlimited" or "block everything": either

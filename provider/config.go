@@ -1,5 +1,5 @@
 // Package provider describes the upstream model APIs Promptwall sends
-// prompts to (backend-v1.md "Provider", DECISIONS section 4) and calls
+// prompts to (the API's Provider objects) and calls
 // them: natively for the known API types, or through a request template
 // for anything else.
 //
@@ -20,7 +20,8 @@ import (
 	"github.com/promptwall/promptwall/limits"
 )
 
-// Types of DECISIONS section 4.
+// Provider types: the API types called natively, and custom (a request
+// template).
 const (
 	TypeOpenAI      = "openai"
 	TypeAnthropic   = "anthropic"

@@ -25,8 +25,9 @@ func masks(sr *scanner.ScannerResult) bool {
 	return sensitiveTypes[sr.Type] || sr.Outcome == scanner.Modified
 }
 
-// NewestUserMessage returns the index of the last user message, or -1.
-// DECISIONS section 2: the record's input is the newest user turn.
+// NewestUserMessage returns the index of the last user message, or -1. A
+// record's input is the newest user turn: earlier turns are their own
+// records.
 func NewestUserMessage(conv *scanner.Conversation) int {
 	for i := len(conv.Messages) - 1; i >= 0; i-- {
 		if conv.Messages[i].Role == scanner.RoleUser {

@@ -26,7 +26,7 @@ type Converter struct {
 	Preamble func(seed int64) string
 }
 
-// Converter names (DECISIONS section 7).
+// Converter names, as campaigns and attack runs name them.
 const (
 	ConvBase64            = "base64"
 	ConvLeetspeak         = "leetspeak"

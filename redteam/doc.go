@@ -1,5 +1,4 @@
-// Package redteam runs red-team campaigns against LLM providers
-// (DECISIONS section 7): it sends attack packs, plain and through
+// Package redteam runs red-team campaigns against LLM providers: it sends attack packs, plain and through
 // converters, to providers directly or behind a Promptwall endpoint, judges
 // every answer without a second model, and scores the provider.
 //

@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/promptwall/promptwall/internal/utf8text"
 	"github.com/promptwall/promptwall/store"
 )
 
@@ -265,13 +266,7 @@ func IsRefusal(answer string) bool {
 	if s == "" {
 		return true
 	}
-	if len(s) > refusalWindow {
-		cut := refusalWindow
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
-	}
+	s = utf8text.Truncate(s, refusalWindow)
 	s = strings.ToLower(strings.NewReplacer("’", "'", "‘", "'", "`", "'").Replace(s))
 	s = strings.Join(strings.Fields(s), " ")
 	for _, p := range refusalPhrases {
@@ -322,12 +317,10 @@ func ErrorSummary(err error) string {
 	return truncate(s, 120)
 }
 
+// truncate cuts s to n bytes, marking the cut with an ellipsis.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return utf8text.Truncate(s, n) + "…"
 }

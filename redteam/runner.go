@@ -41,8 +41,8 @@ type Screener interface {
 	Screen(ctx context.Context, endpoint string, conv []Message) (blocked bool, outcome string)
 }
 
-// FeatureGate tells whether an org may run campaigns (the org feature
-// redTeam.enabled of DECISIONS section 6).
+// FeatureGate tells whether an org may run campaigns (its feature flag
+// redTeam.enabled): campaigns send paid requests, so they are opt-in.
 type FeatureGate interface {
 	RedTeamEnabled(orgID string) (bool, error)
 }

@@ -200,7 +200,7 @@ const (
 )
 
 // Mask hides the matched spans of text for storage, so that secrets are
-// never stored in clear (DECISIONS section 2): each span (overlaps merged)
+// never stored in clear: each span (overlaps merged)
 // becomes '*' bytes, keeping only the first 4 characters of spans of 16 or
 // more characters, e.g. "AKIA****************". Byte length is preserved so
 // the stored match offsets still point at the masked spans.

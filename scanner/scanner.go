@@ -12,7 +12,8 @@ import (
 // Direction says which side of the exchange a text comes from.
 type Direction string
 
-// The two screening directions of DECISIONS section 3.
+// The two screening directions: input is the prompt sent to the provider,
+// output the provider's answer.
 const (
 	Input  Direction = "input"
 	Output Direction = "output"
@@ -58,7 +59,9 @@ func (o Outcome) Severity() int {
 // Mode is what a scanner does with a text it detects something in.
 type Mode string
 
-// Modes of DECISIONS section 3.
+// Modes: what a scanner does with a detection. Block refuses the text,
+// modify redacts it and forwards it, flag forwards it and records the
+// finding.
 const (
 	ModeBlock  Mode = "block"
 	ModeModify Mode = "modify"

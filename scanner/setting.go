@@ -50,7 +50,7 @@ func (e *SettingError) Unwrap() error { return ErrInvalidSetting }
 // forwarded unless the operator chose so.
 type FailMode uint8
 
-// Fail modes of DECISIONS section 3.
+// Fail modes: how a scanner that errs or runs out of time decides.
 const (
 	// FailClosed blocks the text with the scanner's flag message.
 	FailClosed FailMode = iota
@@ -282,7 +282,7 @@ func (st Setting) clone() Setting {
 }
 
 // Resolve merges config layers ordered broadest first (global, project,
-// chatbot), as DECISIONS section 3: a setting in a later layer replaces the
+// chatbot): a setting in a later layer replaces the
 // one with the same ID from earlier layers, unless an earlier layer forced
 // it, in which case the forced setting stays, still forced. Settings only in
 // a narrower layer are added. Within one layer the last setting of an ID

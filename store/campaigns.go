@@ -15,7 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Red-team campaigns (DECISIONS section 7). A Campaign is a definition, a
+// Red-team campaigns. A Campaign is a definition, a
 // CampaignSchedule says when it runs by itself, and a CampaignRun is one
 // execution with an AttackRun per (attack, provider, target). Attack runs
 // carry the conversations and can be large, so they live in their own
@@ -30,7 +30,7 @@ var (
 	bAttackRuns    = []byte("attack_runs")        // run id/attack run id -> JSON
 )
 
-// CampaignRun.Status values (DECISIONS section 7). Queued runs wait for a
+// CampaignRun.Status values. Queued runs wait for a
 // worker; the last three are final.
 const (
 	RunQueued    = "queued"
@@ -40,7 +40,7 @@ const (
 	RunCancelled = "cancelled"
 )
 
-// AttackRun event names (DECISIONS section 7).
+// AttackRun event names, in the order an attack run goes through them.
 const (
 	EventQueued    = "queued"
 	EventStarted   = "started"

@@ -46,8 +46,7 @@ type Chat struct {
 	OrgID            string     `json:"orgId"`
 }
 
-// Readable reports whether a user of an org may read the chat (DECISIONS
-// section 6): its creator, the users in access.users, and the whole org
+// Readable reports whether a user of an org may read the chat: its creator, the users in access.users, and the whole org
 // when access.org is set; never anyone of another org.
 func (c *Chat) Readable(orgID, userID string) bool {
 	if c.OrgID != orgID {

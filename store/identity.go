@@ -18,7 +18,8 @@ var (
 	bTokenIDs  = []byte("idx_token_ids")  // token id -> sha256
 )
 
-// Roles of DECISIONS section 6.
+// Roles: owners and admins see and manage their whole org, members their
+// own records.
 const (
 	RoleOwner  = "owner"
 	RoleAdmin  = "admin"
@@ -79,7 +80,7 @@ func OrgRoles(orgID string) []Role {
 	return out
 }
 
-// Features are an org's feature flags (backend-v1.md Organization.features).
+// Features are an org's feature flags, as the API's Organization.features.
 type Features struct {
 	BlueTeam BlueTeam `json:"blueTeam"`
 	RedTeam  RedTeam  `json:"redTeam"`
@@ -93,7 +94,7 @@ type BlueTeam struct {
 }
 
 // CustomScanners caps the org's concurrent custom and vendored
-// (third-party HTTP) scanners (DECISIONS section 6).
+// (third-party HTTP) scanners.
 type CustomScanners struct {
 	Enabled               bool `json:"enabled"`
 	MaxConcurrentCustom   int  `json:"maxConcurrentCustom"`

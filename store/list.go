@@ -18,7 +18,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// MaxLimit is the largest page ListPrompts returns (DECISIONS section 5).
+// MaxLimit is the largest page ListPrompts returns; a larger limit is an
+// error, not silently lowered.
 const MaxLimit = 100
 
 // MaxChain bounds Chain, so a corrupt or hostile parent chain cannot make

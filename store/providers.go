@@ -228,7 +228,7 @@ func providerVersions(tx *bolt.Tx, orgID string, at time.Time) ([]providerEntry,
 	return out, nil
 }
 
-// ProviderQuery selects providers for ListProviders (backend-v1.md 4.3).
+// ProviderQuery selects providers for ListProviders.
 // Every set filter narrows.
 type ProviderQuery struct {
 	// OrgID is required.

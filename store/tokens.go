@@ -13,8 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// TokenPrefix starts every token CreateToken issues (DECISIONS section 6),
-// so that secret scanners and people recognise a leaked one.
+// TokenPrefix starts every token CreateToken issues, so that secret scanners and people recognise a leaked one.
 const TokenPrefix = "pw_"
 
 // tokenBytes is the entropy of a token: 256 bits.

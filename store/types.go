@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// timestampLayout is DECISIONS section 2: RFC 3339 in UTC with exactly three
+// timestampLayout is RFC 3339 in UTC with exactly three
 // fractional digits, so that timestamps sort as text and read the same in
 // every response.
 const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
@@ -167,7 +167,7 @@ type Prompt struct {
 	ReceivedAt       Timestamp    `json:"receivedAt"`
 	Result           PromptResult `json:"result"`
 	// Type is "prompt" when the request was forwarded to a provider and
-	// "scan" when it was only screened (DECISIONS section 2).
+	// "scan" when it was only screened.
 	Type   string `json:"type"`
 	UserID string `json:"userId"`
 
@@ -188,7 +188,8 @@ type Prompt struct {
 	ScannersRef string `json:"scannersRef,omitempty"`
 }
 
-// Record types of DECISIONS section 2.
+// Record types: a prompt was forwarded to a provider, a scan only
+// screened.
 const (
 	TypePrompt = "prompt"
 	TypeScan   = "scan"

@@ -36,6 +36,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/promptwall/promptwall/internal/utf8text"
 	"github.com/promptwall/promptwall/scanner"
 )
 
@@ -243,7 +244,7 @@ func parse(raw []byte, text, typ string) (scanner.Finding, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return scanner.Finding{}, fmt.Errorf("%w: %w", ErrInvalidResponse, err)
 	}
-	f := scanner.Finding{Detected: r.Detected, Reason: truncate(r.Reason, 200)}
+	f := scanner.Finding{Detected: r.Detected, Reason: utf8text.Truncate(r.Reason, 200)}
 	if r.Score != nil {
 		if *r.Score < 0 || *r.Score > 1 {
 			return scanner.Finding{}, fmt.Errorf("%w: score %v outside 0..1", ErrInvalidResponse, *r.Score)
@@ -279,17 +280,6 @@ func parse(raw []byte, text, typ string) (scanner.Finding, error) {
 		return scanner.Finding{}, fmt.Errorf("%w: matches given but detected is false", ErrInvalidResponse)
 	}
 	return f, nil
-}
-
-// truncate cuts s to at most n bytes on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 var _ scanner.Scanner = (*Scanner)(nil)
