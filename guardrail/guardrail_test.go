@@ -35,6 +35,8 @@ type fixture struct {
 	// Caller is what the caller does with the answer, read as its source
 	// reads it: "pass", "block" or "modify".
 	Caller string `json:"caller"`
+	// Recorded is the record's outcome when it is not Outcome.
+	Recorded string `json:"recorded,omitempty"`
 	// Answer is Promptwall's answer, byte for byte modulo whitespace.
 	Answer json.RawMessage `json:"answer"`
 }
