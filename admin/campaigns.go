@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
 
+	"github.com/promptwall/promptwall/format"
 	"github.com/promptwall/promptwall/redteam"
 	"github.com/promptwall/promptwall/store"
 )
@@ -375,11 +377,16 @@ func (h *Handler) startCampaignRun(w http.ResponseWriter, r *http.Request, p Pri
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return &apiError{status: http.StatusRequestEntityTooLarge, code: CodeInvalidParameter, message: "request body too large"}
+			return &apiError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
+				message: fmt.Sprintf("the request body exceeds %d bytes", maxRunBody)}
 		}
 		return badParam("", "could not read the request body")
 	}
 	if len(body) > 0 {
+		if err := format.CheckKeys(body); err != nil {
+			de := err.(*format.DuplicateKeyError)
+			return badParam(de.Path(), "%s", de.Error())
+		}
 		var req map[string]json.RawMessage
 		if err := json.Unmarshal(body, &req); err != nil {
 			return badParam("", "the request body must be a JSON object")

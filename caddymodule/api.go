@@ -83,15 +83,13 @@ var (
 )
 
 // appProviders gives the API the config's providers. Providers are declared
-// by the operator and belong to the default organization.
+// by the operator and belong to the default organization; the orgs each
+// names may use them too.
 type appProviders struct{ app *App }
 
 func (p appProviders) Provider(orgID, idOrName string) (*provider.Config, bool) {
-	if orgID != defaultOrgID() {
-		return nil, false
-	}
 	cp, ok := p.app.provider(idOrName)
-	if !ok {
+	if !ok || !p.app.providerServes(cp, orgID) {
 		return nil, false
 	}
 	cfg := cp.cfg

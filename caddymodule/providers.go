@@ -14,10 +14,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/promptwall/promptwall/admin"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
-	"github.com/promptwall/promptwall/store"
 )
 
 // configuredProvider is a provider of the running config: its settings with
@@ -25,12 +23,16 @@ import (
 type configuredProvider struct {
 	cfg     provider.Config
 	limiter *limits.Limiter
+	// limits are applied to limiter when this config starts (see
+	// App.Start), never while it is provisioned.
+	limits limits.Config
 }
 
 // provisionProviders resolves secrets, validates, and attaches each
-// provider's limiter from the shared registry: a reload updates a limiter's
-// limits in place, so buckets are not refilled and slots held by requests
-// in flight stay counted.
+// provider's limiter from the shared registry. The limits themselves are
+// applied in place when the config starts, so buckets are not refilled,
+// slots held by requests in flight stay counted, and a reload that fails
+// changes nothing.
 func (a *App) provisionProviders() error {
 	repl := caddy.NewReplacer()
 	a.providers = make(map[string]*configuredProvider, len(a.Providers))
@@ -52,10 +54,7 @@ func (a *App) provisionProviders() error {
 		if err != nil {
 			return fmt.Errorf("provider %q: %w", cfg.Name, err)
 		}
-		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.shared.limits.Get(cfg.Name, lc)}
-	}
-	if a.shared.store != nil {
-		return a.syncProviderVersions()
+		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.shared.limits.Attach(cfg.Name, lc), limits: lc}
 	}
 	return nil
 }
@@ -63,15 +62,7 @@ func (a *App) provisionProviders() error {
 // syncProviderVersions stores each provider's configuration as a version
 // when it changed, so the API's configAt can answer for a past time.
 func (a *App) syncProviderVersions() error {
-	current := make([]*store.ProviderRecord, 0, len(a.providers))
-	for _, p := range a.providers {
-		rec, err := admin.ProviderRecord(defaultOrgID(), &p.cfg)
-		if err != nil {
-			return err
-		}
-		current = append(current, rec)
-	}
-	return a.shared.store.SyncProviders(defaultOrgID(), current, time.Now())
+	return a.syncOrgProviders(time.Now())
 }
 
 // provider returns a configured provider by name or id.
@@ -134,12 +125,11 @@ func (a *App) authenticateToken(token string) (principal, error) {
 	return principal{orgID: org.ID, userID: user.ID}, nil
 }
 
-// presentedToken finds the token wherever the client's SDK puts its key.
+// presentedToken finds the token in whichever header the client's SDK puts
+// its key; never in the URL (see errTokenInQuery).
 func presentedToken(r *http.Request) string {
-	if tok, found := headerToken(r, credentialHeaders[1:]); found {
-		return tok
-	}
-	return r.URL.Query().Get("key")
+	tok, _ := headerToken(r, credentialHeaders[1:])
+	return tok
 }
 
 // headerToken reads a token from Authorization (Bearer scheme only) or else

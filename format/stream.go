@@ -445,6 +445,9 @@ func (d *decoder) Next() (Event, error) {
 	}
 	jd, err := parse(data, d.doc.tape)
 	if err != nil {
+		if _, ok := errors.AsType[*DuplicateKeyError](err); ok {
+			return Event{}, &Error{Status: 502, Code: "invalid_stream", Message: fmt.Sprintf("stream event: %v", err)}
+		}
 		return Event{}, &Error{Status: 502, Code: "invalid_stream", Message: fmt.Sprintf("stream event is not valid JSON: %v", err)}
 	}
 	// interpret fills the decoder's own event and reads the decoder's own
