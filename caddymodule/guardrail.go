@@ -267,7 +267,7 @@ func (g *GuardrailHandler) commitScan(res *store.Reservation, id string, receive
 		p.Result.Response = strings.Join(answer, "\n")
 	}
 	p.Result.ScannerResults = record.ScannerResults(result, shown)
-	p.Result.Outcome = string(result.Outcome)
+	p.Result.Outcome = string(c.Enforced(result.Outcome))
 	if !g.ep.hasDeferred {
 		res.Commit(&p)
 		return

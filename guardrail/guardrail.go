@@ -112,6 +112,15 @@ type Check struct {
 	state any
 }
 
+// Enforced is the outcome the caller acts on: a block in monitor-only mode
+// lets the call go on, so it is a flag, as the record must say.
+func (c *Check) Enforced(o scanner.Outcome) scanner.Outcome {
+	if c.Metadata.MonitorOnly && o == scanner.Blocked {
+		return scanner.Flagged
+	}
+	return o
+}
+
 // Metadata is the caller's description of the call. Every value comes from
 // the caller and is bounded to maxMetaLen bytes; none is a credential.
 type Metadata struct {

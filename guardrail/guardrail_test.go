@@ -35,6 +35,8 @@ type fixture struct {
 	// Caller is what the caller does with the answer, read as its source
 	// reads it: "pass", "block" or "modify".
 	Caller string `json:"caller"`
+	// Recorded is the record's outcome when it is not Outcome.
+	Recorded string `json:"recorded,omitempty"`
 	// Answer is Promptwall's answer, byte for byte modulo whitespace.
 	Answer json.RawMessage `json:"answer"`
 }
@@ -43,7 +45,7 @@ const testRecordID = "019a0000-0000-7000-8000-000000000001"
 
 // testPipeline blocks secrets and redacts e-mail addresses, both directions:
 // one policy that exercises every action the callers understand.
-func testPipeline(t *testing.T) *scanner.Pipeline {
+func testPipeline(t testing.TB) *scanner.Pipeline {
 	t.Helper()
 	sec, err := secrets.New(secrets.Config{})
 	if err != nil {
@@ -398,5 +400,35 @@ func TestMetadataBounded(t *testing.T) {
 		if len(v) > maxMetaLen || !utf8.ValidString(v) {
 			t.Errorf("extra %s: %d bytes", k, len(v))
 		}
+	}
+}
+
+// BenchmarkCheck measures one check as the handler runs it, per shape:
+// parse the caller's request, screen it with the test pipeline, render the
+// answer. It is what a caller waits for beyond the network (Portkey's
+// webhook gives 3 s).
+func BenchmarkCheck(b *testing.B) {
+	p := testPipeline(b)
+	files, _ := filepath.Glob("testdata/*/*.json")
+	for _, file := range files {
+		raw, _ := os.ReadFile(file)
+		var fx fixture
+		if json.Unmarshal(raw, &fx) != nil || fx.Path == "" {
+			continue
+		}
+		shape := ForPath(fx.Path)
+		b.Run(strings.TrimSuffix(strings.TrimPrefix(file, "testdata/"), ".json"), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := shape.Parse(fx.Path, fx.Request)
+				if err != nil {
+					b.Fatal(err)
+				}
+				res := p.Screen(context.Background(), &c.Conversation, c.Direction)
+				if _, err := shape.Answer(c, VerdictOf(res, "Blocked.", testRecordID)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

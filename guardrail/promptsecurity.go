@@ -107,7 +107,7 @@ func (promptSecurity) Answer(c *Check, v Verdict) ([]byte, error) {
 	st := c.state.(*psState)
 	r := psResult{Passed: true, Action: "log", Violations: v.violations(), PromptResponseID: v.RecordID}
 	switch {
-	case v.blocked() && !c.Metadata.MonitorOnly:
+	case c.Enforced(v.Outcome) == scanner.Blocked:
 		r.Passed, r.Action, r.Reason = false, "block", v.Message
 	case v.modified():
 		r.Action = "modify"
