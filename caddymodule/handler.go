@@ -794,6 +794,10 @@ func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next ca
 		})
 	}
 	x := &exchange{h: h, id: store.NewID(), received: now, conv: &scanner.Conversation{}, input: skipped, res: res, who: who}
+	var gate *commitGate
+	if w, gate = h.gateWrites(w); gate != nil {
+		defer gate.release(r.Context(), res, h.logger)
+	}
 	w.Header().Set("X-Promptwall-Prompt-Id", x.id)
 	h.metrics.observeResult(scanner.Input, skipped, 0)
 	release, err := h.acquire(r.Context())
