@@ -74,6 +74,9 @@ type AttackRun struct {
 	Attack     Attack         `json:"attack"`
 	Events     []AttackEvent  `json:"events"`
 	Results    []AttackResult `json:"results"`
+	// Target (extension) is "provider" or "endpoint:<name>": whether the
+	// attacks went straight to the provider or through that endpoint.
+	Target string `json:"target"`
 }
 
 // Attack is the spec's Attack.
@@ -102,6 +105,9 @@ type AttackResult struct {
 	Intent            string              `json:"intent"`
 	IntentCategory    string              `json:"intentCategory"`
 	Vulnerable        bool                `json:"vulnerable"`
+	// Outcome (extension) is vulnerable, resisted, blocked (by the
+	// endpoint, request or answer) or error.
+	Outcome string `json:"outcome"`
 }
 
 // CampaignRunList is the response of GET /backend/v1/campaign-runs.
@@ -157,6 +163,7 @@ func campaignRunOf(r *store.CampaignRun) CampaignRun {
 				Vector: ar.Attack.Vector, Converters: nonNil(ar.Attack.Converters)},
 			Events:  make([]AttackEvent, 0, len(ar.Events)),
 			Results: make([]AttackResult, 0, len(ar.Results)),
+			Target:  ar.Target,
 		}
 		if a.Total == "" {
 			a.Total = "0"
@@ -172,7 +179,7 @@ func campaignRunOf(r *store.CampaignRun) CampaignRun {
 			a.Results = append(a.Results, AttackResult{
 				Conversation: conv, ConversationSteps: res.ConversationSteps, Converter: res.Converter,
 				Error: res.Error, ErrorSummary: res.ErrorSummary, Fingerprint: res.Fingerprint,
-				Intent: res.Intent, IntentCategory: res.IntentCategory, Vulnerable: res.Vulnerable,
+				Intent: res.Intent, IntentCategory: res.IntentCategory, Vulnerable: res.Vulnerable, Outcome: res.Outcome,
 			})
 		}
 		out.AttackRuns = append(out.AttackRuns, a)

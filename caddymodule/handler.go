@@ -72,10 +72,13 @@ type Handler struct {
 	// recognises). Each is recorded as passed with every scanner skipped,
 	// never as screened. Default: none; all are refused with 4xx.
 	PassThrough []string `json:"pass_through,omitempty"`
-	// StreamHoldBack is how many bytes of a streamed answer's text are
-	// withheld until screened past: a secret or banned phrase up to this
-	// long that is split across events is caught before any of it is
-	// released. Default: 256.
+	// StreamHoldBack is the most text of a streamed answer withheld, in
+	// bytes. Text is released as soon as no output detector that blocks or
+	// redacts could still find a match in it (ordinary prose a word
+	// behind); text further than this before the end of the answer is
+	// released regardless, so a secret or banned phrase up to this long
+	// that is split across events is always caught before any of it
+	// leaves. Default: 256.
 	StreamHoldBack int `json:"stream_hold_back,omitempty"`
 	// BodyReadTimeout bounds how long the request body may take to arrive:
 	// a client that trickles or stalls a body is answered 408 rather than
@@ -463,12 +466,6 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 		return nil
 	}
 	ss := &streamScreening{pipe: newStreamPipe(flush), done: make(chan struct{})}
-	screen := func(ctx context.Context, conv *scanner.Conversation) *scanner.Result {
-		start := time.Now()
-		res := h.ep.pipeline.Screen(ctx, conv, scanner.Output)
-		h.metrics.screenDuration(scanner.Output).Observe(time.Since(start).Seconds())
-		return res
-	}
 	enc := ic.Header().Get("Content-Encoding")
 	ic.Header().Del("Content-Encoding")
 	start := time.Now()
@@ -492,12 +489,7 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 			_ = ic.flushStream()
 			return
 		}
-		ss.out, ss.err = streamscreen.Run(ctx, streamscreen.Options{
-			Stream:   x.format.NewStream(body),
-			Screen:   screen,
-			Emit:     emit,
-			HoldBack: h.StreamHoldBack,
-		})
+		ss.out, ss.err = streamscreen.Run(ctx, h.streamOptions(x, x.format.NewStream(body), emit))
 		// The last events (the terminator, a block) are released after the
 		// upstream's last write was used up: flush them before the handler
 		// returns.

@@ -96,15 +96,20 @@ type principal struct {
 // the provider key. The token is looked up by its SHA-256 (only hashes are
 // stored) and the hashes compared in constant time.
 func (h *Handler) authenticate(r *http.Request) (principal, error) {
-	token := presentedToken(r)
+	return h.app.authenticateToken(presentedToken(r))
+}
+
+// authenticateToken maps a presented Promptwall token to its org and user;
+// every failure is errBadToken, so no answer tells which part was wrong.
+func (a *App) authenticateToken(token string) (principal, error) {
 	if token == "" {
 		return principal{}, errBadToken
 	}
 	hash := sha256.Sum256([]byte(token))
-	if bh := h.app.bootstrapHash; bh != nil && subtle.ConstantTimeCompare(bh[:], hash[:]) == 1 {
+	if bh := a.bootstrapHash; bh != nil && subtle.ConstantTimeCompare(bh[:], hash[:]) == 1 {
 		return principal{orgID: defaultOrgID(), userID: "bootstrap"}, nil
 	}
-	st := h.app.shared.store
+	st := a.shared.store
 	tok, err := st.LookupToken(hash)
 	if err != nil || subtle.ConstantTimeCompare(tok.Hash[:], hash[:]) != 1 {
 		return principal{}, errBadToken
@@ -123,19 +128,26 @@ func (h *Handler) authenticate(r *http.Request) (principal, error) {
 // presentedToken finds the token in whichever header the client's SDK puts
 // its key; never in the URL (see errTokenInQuery).
 func presentedToken(r *http.Request) string {
+	tok, _ := headerToken(r, credentialHeaders[1:])
+	return tok
+}
+
+// headerToken reads a token from Authorization (Bearer scheme only) or else
+// from the first of headers that is set; found tells whether any was.
+func headerToken(r *http.Request, headers []string) (token string, found bool) {
 	if v := r.Header.Get("Authorization"); v != "" {
 		scheme, tok, ok := strings.Cut(v, " ")
 		if ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(tok)
+			return strings.TrimSpace(tok), true
 		}
-		return ""
+		return "", true
 	}
-	for _, h := range credentialHeaders[1:] {
+	for _, h := range headers {
 		if v := r.Header.Get(h); v != "" {
-			return strings.TrimSpace(v)
+			return strings.TrimSpace(v), true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // useProviderKey replaces whatever credential the client sent with the

@@ -175,6 +175,21 @@ func (s campaignScreener) Screen(ctx context.Context, endpoint string, conv []re
 	return res.Outcome == scanner.Blocked, string(res.Outcome)
 }
 
+// ScreenAnswer screens a provider's answer with the endpoint's output
+// scanners, as the gateway screens answers: the answer alone, not the
+// conversation that prompted it.
+func (s campaignScreener) ScreenAnswer(ctx context.Context, endpoint string, _ []redteam.Message, answer string) (bool, string) {
+	ep, err := s.shared.current.Load().endpoint(endpoint)
+	if err != nil {
+		return true, string(scanner.Error)
+	}
+	c := &scanner.Conversation{Messages: []scanner.Message{{Role: scanner.RoleAssistant, Text: answer}}}
+	res := ep.pipeline.Screen(ctx, c, scanner.Output)
+	return res.Outcome == scanner.Blocked, string(res.Outcome)
+}
+
+var _ redteam.AnswerScreener = campaignScreener{}
+
 // orgFeatures reads redTeam.enabled from the store.
 type orgFeatures struct{ st *store.Store }
 
