@@ -78,6 +78,8 @@ type frame struct {
 
 type frameReader interface {
 	next() (frame, error)
+	// pending tells whether the next frame is buffered whole.
+	pending() bool
 }
 
 // SSEReader reads Server-Sent Events incrementally with bounded memory. It

@@ -16,7 +16,7 @@ import (
 // default endpoint's output scanners (secrets), as the fixed window did it
 // ("window": no release points, stream_hold_back 256) and with release
 // points, for the benchmark's streamed answer (4 events of ~60 bytes) and
-// for 40 six-byte word events.
+// for 40 six-byte word events, each event arriving on its own.
 func BenchmarkRun(b *testing.B) {
 	stages, err := defaults.Stages()
 	if err != nil {
@@ -45,7 +45,7 @@ func BenchmarkRun(b *testing.B) {
 		name   string
 		chunks []string
 	}{{"4-events", four}, {"40-words", forty}} {
-		stream := chat(answer.chunks)
+		events := eventsOf(b, f, chat(answer.chunks))
 		for _, mode := range []string{"window", "release-points"} {
 			b.Run(answer.name+"/"+mode, func(b *testing.B) {
 				opts := releaseOptions(p)
@@ -56,7 +56,9 @@ func BenchmarkRun(b *testing.B) {
 				b.ReportAllocs()
 				cpu := processCPU()
 				for b.Loop() {
-					opts.Stream = f.NewStream(strings.NewReader(stream))
+					// One event per upstream write: the slow stream,
+					// every event screened on its own.
+					opts.Stream = f.NewStream(&perEvent{events: events})
 					if _, err := Run(context.Background(), opts); err != nil {
 						b.Fatal(err)
 					}

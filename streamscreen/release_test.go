@@ -179,6 +179,23 @@ func (e *eventReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// eventsOf splits a stream into its events' raw bytes.
+func eventsOf(t testing.TB, f format.Format, stream string) []string {
+	t.Helper()
+	s := f.NewStream(strings.NewReader(stream))
+	var events []string
+	for {
+		ev, err := s.Next()
+		if errors.Is(err, io.EOF) {
+			return events
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, string(ev.Raw))
+	}
+}
+
 // clientText decodes what the client received and joins its text.
 func clientText(t *testing.T, f format.Format, writes []string) (string, *format.Error) {
 	t.Helper()
@@ -233,7 +250,7 @@ func TestSplitMatchesNeverReachTheClient(t *testing.T) {
 				answer := strings.Join(chunks, "")
 				var writes []string
 				opts := releaseOptions(p)
-				opts.Stream = f.NewStream(strings.NewReader(build(chunks)))
+				opts.Stream = f.NewStream(&perEvent{events: eventsOf(t, f, build(chunks))})
 				opts.Emit = func(b []byte) error { writes = append(writes, string(b)); return nil }
 				out, err := Run(context.Background(), opts)
 				if err != nil {
@@ -268,18 +285,7 @@ func TestProseLeavesAWordBehind(t *testing.T) {
 	for name, build := range builders {
 		t.Run(name, func(t *testing.T) {
 			f := formatOf(t, name)
-			var events []string
-			s := f.NewStream(strings.NewReader(build(words)))
-			for {
-				ev, err := s.Next()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				events = append(events, string(ev.Raw))
-			}
+			events := eventsOf(t, f, build(words))
 			writes := 0
 			r := &eventReader{events: events, writes: &writes}
 			opts := releaseOptions(p)
@@ -326,7 +332,7 @@ func TestPlaceholdersRestoredInStreams(t *testing.T) {
 				var writes []string
 				opts := releaseOptions(p)
 				opts.Vault = &vault
-				opts.Stream = f.NewStream(strings.NewReader(build(chunks)))
+				opts.Stream = f.NewStream(&perEvent{events: eventsOf(t, f, build(chunks))})
 				opts.Emit = func(b []byte) error { writes = append(writes, string(b)); return nil }
 				out, err := Run(context.Background(), opts)
 				if err != nil {

@@ -183,6 +183,12 @@ func (r *runner) run(ctx context.Context) error {
 			}
 			continue
 		}
+		if p, ok := r.opts.Stream.(pendingStream); ok && p.Pending() {
+			// More events of the same upstream write follow at once; the
+			// caller flushes when the write is used up, so screening them
+			// together releases them as early.
+			continue
+		}
 		point := r.point()
 		if r.queue[0].end > point {
 			// Nothing can leave yet; screening now would only repeat
@@ -197,6 +203,10 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 }
+
+// pendingStream is a Stream that can tell whether its next event is
+// already read ahead (format's decoders can).
+type pendingStream interface{ Pending() bool }
 
 // point returns the release point in the assembled answer: the detectors'
 // hold, but never more than HoldBack bytes before the end.

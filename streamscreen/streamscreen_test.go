@@ -61,7 +61,7 @@ func run(t *testing.T, events []string, screen Screen, holdBack int) ([]string, 
 	t.Helper()
 	var writes []string
 	out, err := Run(context.Background(), Options{
-		Stream:   openAIStream(strings.NewReader(strings.Join(events, ""))),
+		Stream:   openAIStream(&perEvent{events: events}),
 		Screen:   screen,
 		HoldBack: holdBack,
 		Emit: func(b []byte) error {
@@ -73,6 +73,25 @@ func run(t *testing.T, events []string, screen Screen, holdBack int) ([]string, 
 		t.Fatal(err)
 	}
 	return writes, out
+}
+
+// perEvent hands a stream over one event per Read, as an upstream that
+// writes each event on its own does.
+type perEvent struct {
+	events []string
+	cur    string
+}
+
+func (p *perEvent) Read(b []byte) (int, error) {
+	if p.cur == "" {
+		if len(p.events) == 0 {
+			return 0, io.EOF
+		}
+		p.cur, p.events = p.events[0], p.events[1:]
+	}
+	n := copy(b, p.cur)
+	p.cur = p.cur[n:]
+	return n, nil
 }
 
 func TestCleanStreamPassesEventByEvent(t *testing.T) {
