@@ -21,10 +21,12 @@ func (s *Store) runSweeper() {
 	defer close(s.sweeperDone)
 	t := time.NewTicker(s.opts.SweepInterval)
 	defer t.Stop()
-	for {
+	// Open swept once before returning, so records written after Open
+	// never race the first sweep.
+	for first := true; ; first = false {
 		// A negative Retention keeps records forever; the size bound
 		// still applies.
-		if s.opts.Retention >= 0 {
+		if s.opts.Retention >= 0 && !first {
 			n, err := s.sweep(time.Now())
 			if err != nil {
 				s.log.Error("store retention sweep failed", zap.Error(err))
