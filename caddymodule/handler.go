@@ -741,6 +741,12 @@ func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next ca
 	if err := h.reserve(w, r, x); err != nil {
 		return h.refuse(w, r, x, err)
 	}
+	// As on the screened path: the gate holds the answer's last byte until
+	// the record, committed by the deferred finish, is durable.
+	var gate *commitGate
+	if w, gate = h.gateWrites(w); gate != nil {
+		defer gate.release(r.Context(), x.res, h.logger)
+	}
 	defer x.finish()
 	now := time.Now()
 	skipped := &scanner.Result{Outcome: scanner.Passed}

@@ -13,14 +13,20 @@ import (
 // records never holds the write lock long enough to stall the writer.
 const sweepChunk = 1000
 
+// evictChunk is how many records one size check deletes before measuring
+// again: small, so that a bound is not overshot by a whole sweep chunk.
+const evictChunk = 64
+
 func (s *Store) runSweeper() {
 	defer close(s.sweeperDone)
 	t := time.NewTicker(s.opts.SweepInterval)
 	defer t.Stop()
-	for {
+	// Open swept once before returning, so records written after Open
+	// never race the first sweep.
+	for first := true; ; first = false {
 		// A negative Retention keeps records forever; the size bound
 		// still applies.
-		if s.opts.Retention >= 0 {
+		if s.opts.Retention >= 0 && !first {
 			n, err := s.sweep(time.Now())
 			if err != nil {
 				s.log.Error("store retention sweep failed", zap.Error(err))
@@ -49,7 +55,7 @@ func (s *Store) sweep(now time.Time) (int, error) {
 	cutoff := now.Add(-s.opts.Retention).UnixMilli()
 	total := 0
 	for {
-		n, err := s.deleteOldest(cutoff)
+		n, err := s.deleteOldest(cutoff, sweepChunk)
 		total += n
 		if err != nil {
 			return total, err
@@ -65,17 +71,17 @@ func (s *Store) sweep(now time.Time) (int, error) {
 	}
 }
 
-// deleteOldest deletes, in one transaction, up to sweepChunk of the oldest
+// deleteOldest deletes, in one transaction, up to limit of the oldest
 // records that are not preserved and were received before cutoff (Unix
 // milliseconds), and returns how many expiry entries it consumed.
-func (s *Store) deleteOldest(cutoff int64) (int, error) {
+func (s *Store) deleteOldest(cutoff int64, limit int) (int, error) {
 	n := 0
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		expiry := tx.Bucket(bExpiry)
 		rb := recordBucketsOf(tx)
 		var keys [][]byte
 		c := expiry.Cursor()
-		for k, _ := c.First(); k != nil && len(keys) < sweepChunk; k, _ = c.Next() {
+		for k, _ := c.First(); k != nil && len(keys) < limit; k, _ = c.Next() {
 			if len(k) < 8 || expiryKeyTime(k) >= cutoff {
 				break
 			}
@@ -131,7 +137,7 @@ func (s *Store) enforceMaxSize() {
 	evicted := 0
 	used := s.UsedBytes()
 	for used > s.opts.MaxSize {
-		n, err := s.deleteOldest(math.MaxInt64)
+		n, err := s.deleteOldest(math.MaxInt64, evictChunk)
 		if err != nil {
 			s.log.Error("store size limit: deleting the oldest records failed", zap.Error(err))
 			break

@@ -269,6 +269,13 @@ func Open(opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	if opts.Retention >= 0 {
+		if n, err := s.sweep(time.Now()); err != nil {
+			s.log.Error("store retention sweep failed", zap.Error(err))
+		} else if n > 0 {
+			s.log.Info("store retention sweep", zap.Int("deleted", n), zap.Duration("retention", opts.Retention))
+		}
+	}
 	go s.runWriter()
 	go s.runSweeper()
 	return s, nil

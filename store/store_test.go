@@ -19,6 +19,11 @@ func openTest(t testing.TB, opts Options) *Store {
 	if opts.Path == "" {
 		opts.Path = filepath.Join(t.TempDir(), "pw.db")
 	}
+	if opts.Retention == 0 {
+		// Fixtures are dated in the past: the sweeper, starting with the
+		// store, would race to delete them. Retention tests set their own.
+		opts.Retention = -1
+	}
 	s, err := Open(opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -1079,7 +1084,7 @@ func TestWriterBatching(t *testing.T) {
 			var mu sync.Mutex
 			var sizes []int
 			s, err := Open(Options{
-				Path: filepath.Join(t.TempDir(), "pw.db"), BatchSize: 4, BatchWait: time.Hour,
+				Path: filepath.Join(t.TempDir(), "pw.db"), BatchSize: 4, BatchWait: time.Hour, Durability: DurabilityBatched,
 				beforeCommit: func(n int) error { mu.Lock(); sizes = append(sizes, n); mu.Unlock(); return nil },
 			})
 			if err != nil {
