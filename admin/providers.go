@@ -170,7 +170,7 @@ func (h *Handler) listProviders(w http.ResponseWriter, r *http.Request, p Princi
 const defaultLimitWait = 2 * time.Second
 
 // limiterFor returns the provider's limiter, nil when none applies.
-func (h *Handler) limiterFor(c *provider.Config) (*limits.Limiter, error) {
+func (h *Handler) limiterFor(c *provider.Config) (limits.Gate, error) {
 	if h.prompts.limits == nil {
 		return nil, nil
 	}

@@ -43,7 +43,7 @@ func (h *APIHandler) Provision(ctx caddy.Context) error {
 		Providers:          appProviders{app},
 		Screener:           appScreener{app},
 		Sender:             providerClient,
-		Limits:             app.shared.limits,
+		Limits:             app.limitSet(),
 		Campaigns:          app.shared.runner,
 		RedTeam:            orgFeatures{app.shared.store},
 		ProviderLookup:     app.providerLookup,

@@ -24,7 +24,7 @@ import (
 // secrets resolved, and its limiter (shared across reloads).
 type configuredProvider struct {
 	cfg     provider.Config
-	limiter *limits.Limiter
+	limiter limits.Gate
 }
 
 // provisionProviders resolves secrets, validates, and attaches each
@@ -52,7 +52,7 @@ func (a *App) provisionProviders() error {
 		if err != nil {
 			return fmt.Errorf("provider %q: %w", cfg.Name, err)
 		}
-		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.shared.limits.Get(cfg.Name, lc)}
+		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.limitSet().Get(cfg.Name, lc)}
 	}
 	if a.shared.store != nil {
 		return a.syncProviderVersions()
@@ -185,6 +185,12 @@ func (h *Handler) writeLimited(w http.ResponseWriter, x *exchange, err error) er
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(limits.RetryAfterSeconds(retry)))
 	msg := "The provider's request limit is reached; retry later."
+	if errors.Is(err, limits.ErrUnavailable) {
+		// The shared limiter failed closed: the gateway, not the client,
+		// is at fault.
+		return h.writeError(w, x.format, http.StatusServiceUnavailable, "limiter_unavailable",
+			"The gateway cannot check this provider's limits right now; retry later.")
+	}
 	if errors.Is(err, limits.ErrConcurrencyLimited) {
 		msg = "Too many requests to this provider are in flight; retry later."
 	}
