@@ -29,6 +29,7 @@ func init() {
 Operator commands of the Promptwall LLM security gateway.
 
   scan     screen texts (JSON Lines on stdin) with an endpoint's scanners
+  eval     measure an endpoint's scanners on labelled texts (JSON Lines)
   user     add, list, block or unblock users
   token    create or revoke API tokens
   campaign run a red-team campaign in the running gateway
@@ -36,7 +37,7 @@ Operator commands of the Promptwall LLM security gateway.
 The user and token commands open the database directly: stop the gateway
 first, or use the /backend/v1 API while it runs.`,
 		CobraFunc: func(cmd *cobra.Command) {
-			cmd.AddCommand(scanCommand(), userCommand(), tokenCommand(), campaignCommand())
+			cmd.AddCommand(scanCommand(), evalCommand(), userCommand(), tokenCommand(), campaignCommand())
 		},
 	})
 }

@@ -179,8 +179,52 @@ func (f *refFolder) lowerRune(i, n int) {
 }
 
 // foldLeetRef rewrites b in place; every replacement is one ASCII byte for one,
-// so the origin map stays valid.
+// so the origin map stays valid. A text in which the rules fold two tokens
+// or more is evidently leetspeak: every token is then folded where its
+// digits and symbols all read as letters (at a token's edge only digits,
+// '@' and '$'), in groups of at most maxLeetGroup.
 func foldLeetRef(b []byte) {
+	if foldLeetPassRef(b, foldTokenRef) < 2 {
+		return
+	}
+	foldLeetPassRef(b, func(t []byte, _ int) bool {
+		var groups [][2]int
+		for i := 0; i < len(t); i++ {
+			if isLower(t[i]) {
+				continue
+			}
+			if leetOf(t[i]) == 0 {
+				return false
+			}
+			if len(groups) > 0 && groups[len(groups)-1][1] == i {
+				groups[len(groups)-1][1] = i + 1
+			} else {
+				groups = append(groups, [2]int{i, i + 1})
+			}
+		}
+		for _, g := range groups {
+			if g[1]-g[0] > maxLeetGroup {
+				return false
+			}
+			if g[0] == 0 || g[1] == len(t) {
+				for k := g[0]; k < g[1]; k++ {
+					if !edgeFoldable(t[k]) {
+						return false
+					}
+				}
+			}
+		}
+		for _, g := range groups {
+			foldGroupRef(t[g[0]:g[1]])
+		}
+		return true
+	})
+}
+
+// foldLeetPassRef calls fold on every token with a letter and a digit or
+// symbol and returns how many it folded.
+func foldLeetPassRef(b []byte, fold func(t []byte, letters int) bool) int {
+	n := 0
 	for i := 0; i < len(b); {
 		if !leetTokenByte(b[i]) {
 			i++
@@ -197,14 +241,15 @@ func foldLeetRef(b []byte) {
 			}
 			j++
 		}
-		if hasLeet && letters > 0 {
-			foldTokenRef(b[i:j], letters)
+		if hasLeet && letters > 0 && fold(b[i:j], letters) {
+			n++
 		}
 		i = j
 	}
+	return n
 }
 
-func foldTokenRef(t []byte, letters int) {
+func foldTokenRef(t []byte, letters int) bool {
 	folded := false
 	var endGroup [2]int // start and end of a trailing group, if any
 	for i := 0; i < len(t); {
@@ -241,6 +286,7 @@ func foldTokenRef(t []byte, letters int) {
 	if folded && endGroup[1] > 0 {
 		foldGroupRef(t[endGroup[0]:endGroup[1]])
 	}
+	return folded
 }
 
 func foldGroupRef(g []byte) {

@@ -87,17 +87,32 @@ var leetClass = func() (t [256]uint8) {
 	return t
 }()
 
+// leetEvident is how many tokens the rules above must fold before a text is
+// taken to be written in leetspeak; then every token with a letter whose
+// digits and symbols all read as letters is folded too ("4ll", "7h3",
+// "5how"), which the rules alone leave for fear of "mp3" and "4 cats".
+const leetEvident = 2
+
 // foldLeet rewrites b in place; every replacement is one ASCII byte for one,
 // so the origin map stays valid. Only tokens with a digit or symbol in them
 // can change, so it skips from one such byte to the next (most text has
 // few) and examines the token around it.
 func foldLeet(b []byte) {
+	if forEachLeetToken(b, foldToken) >= leetEvident {
+		forEachLeetToken(b, foldTokenEvident)
+	}
+}
+
+// forEachLeetToken calls fold on every token of b that holds a letter and a
+// digit or symbol, with its letter count, and returns how many it folded.
+func forEachLeetToken(b []byte, fold func(t []byte, letters int) bool) int {
+	n := 0
 	for i := 0; i < len(b); {
 		for i < len(b) && leetClass[b[i]]&lcLeet == 0 {
 			i++
 		}
 		if i == len(b) {
-			return
+			return n
 		}
 		// The token around b[i]: back to its start (never into the last
 		// token examined, which ended before a non-token byte), then on
@@ -112,13 +127,47 @@ func foldLeet(b []byte) {
 				letters++
 			}
 		}
-		if letters > 0 {
-			foldToken(b[j:i], letters)
+		if letters > 0 && fold(b[j:i], letters) {
+			n++
 		}
 	}
+	return n
 }
 
-func foldToken(t []byte, letters int) {
+// foldTokenEvident folds a token of a text evidently in leetspeak: every
+// group of digits and symbols in it, if all of them read as letters, none
+// is longer than maxLeetGroup, and a group at the token's edge holds only
+// digits, '@' and '$' ('!', '|' and '(' there are punctuation).
+func foldTokenEvident(t []byte, _ int) bool {
+	for i := 0; i < len(t); {
+		if isLower(t[i]) {
+			i++
+			continue
+		}
+		j := i
+		edge := i == 0
+		for j < len(t) && !isLower(t[j]) {
+			if leetOf(t[j]) == 0 {
+				return false
+			}
+			j++
+		}
+		edge = edge || j == len(t)
+		if j-i > maxLeetGroup {
+			return false
+		}
+		for k := i; edge && k < j; k++ {
+			if !edgeFoldable(t[k]) {
+				return false
+			}
+		}
+		i = j
+	}
+	foldGroup(t)
+	return true
+}
+
+func foldToken(t []byte, letters int) bool {
 	folded := false
 	var endGroup [2]int // start and end of a trailing group, if any
 	for i := 0; i < len(t); {
@@ -155,10 +204,15 @@ func foldToken(t []byte, letters int) {
 	if folded && endGroup[1] > 0 {
 		foldGroup(t[endGroup[0]:endGroup[1]])
 	}
+	return folded
 }
 
+// foldGroup replaces the digits and symbols of g by the letters they read
+// as; letters stay.
 func foldGroup(g []byte) {
 	for k, c := range g {
-		g[k] = leetOf(c)
+		if !isLower(c) {
+			g[k] = leetOf(c)
+		}
 	}
 }

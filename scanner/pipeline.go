@@ -306,6 +306,18 @@ func (r *Result) MatchesIn(message int, types ...string) []Match {
 	return out
 }
 
+// Stages returns the pipeline's stages in config order, with the defaults
+// NewPipeline filled in. Tools that must judge every scanner on its own
+// (evaluation) rebuild a pipeline from them with other settings, since in
+// this one a block skips the scanners after it.
+func (p *Pipeline) Stages() []Stage {
+	out := make([]Stage, len(p.stages))
+	for i := range p.stages {
+		out[i] = Stage{Setting: p.stages[i].Setting.clone(), Scanner: p.stages[i].sc}
+	}
+	return out
+}
+
 // Screen runs the blocking scanners enabled for dir over conv, before
 // forwarding. For Input every message is screened with its role; for Output
 // the assistant messages are (hand in the response's messages). Detections

@@ -744,3 +744,28 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 	})
 }
+
+func TestPipelineStages(t *testing.T) {
+	a, b := &testScanner{needle: "a"}, &testScanner{needle: "b"}
+	off := stg("off", ModeBlock, a)
+	off.Setting.Enabled = false
+	out := stg("out", ModeFlag, b)
+	out.Setting.Timeout = 0
+	out.Setting.Directions = []Direction{Output}
+	p := mustPipeline(t, []Stage{off, out}, Options{})
+	got := p.Stages()
+	if len(got) != 2 || got[0].Setting.ID != "off" || got[0].Scanner != a || got[1].Setting.ID != "out" || got[1].Scanner != b {
+		t.Fatalf("stages %+v: want off, out in config order with their scanners", got)
+	}
+	if got[0].Setting.Enabled || got[0].Setting.Timeout != time.Minute || got[1].Setting.Timeout != DefaultTimeout {
+		t.Errorf("settings %+v, %+v: want them as configured, defaults filled in", got[0].Setting, got[1].Setting)
+	}
+	if d := got[0].Setting.Directions; len(d) != 1 || d[0] != Input {
+		t.Errorf("directions %v: want the Input default", d)
+	}
+	// A caller rebuilding stages must not reach into the pipeline's own.
+	got[1].Setting.Directions[0] = Input
+	if p.Stages()[1].Setting.Directions[0] != Output {
+		t.Error("Stages shares its Directions with the pipeline")
+	}
+}

@@ -108,7 +108,9 @@ func TestNewValidates(t *testing.T) {
 }
 
 // TestBenignPrompts measures false positives on the benign prompts of the
-// shared injection data: prose should almost never be taken for code.
+// shared injection data: prose should almost never be taken for code. Rows
+// of the code-bearing categories (code tasks with their code, Stack
+// Overflow answers) hold real code and are left out.
 func TestBenignPrompts(t *testing.T) {
 	dir := dataset.Dir()
 	if dir == "" {
@@ -125,13 +127,14 @@ func TestBenignPrompts(t *testing.T) {
 	var n, hits int
 	for sc.Scan() {
 		var row struct {
-			Text  string `json:"text"`
-			Label int    `json:"label"`
+			Text     string `json:"text"`
+			Label    int    `json:"label"`
+			Category string `json:"category"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
 			t.Fatal(err)
 		}
-		if row.Label != 0 || strings.Contains(row.Text, "```") {
+		if row.Label != 0 || strings.Contains(row.Text, "```") || codeCategory(row.Category) {
 			continue
 		}
 		n++
@@ -145,6 +148,16 @@ func TestBenignPrompts(t *testing.T) {
 	if n > 0 && float64(hits) > 0.03*float64(n) {
 		t.Errorf("%d of %d benign prompts flagged as code (> 3%%)", hits, n)
 	}
+}
+
+// codeCategory reports whether rows of a data set category carry code.
+func codeCategory(c string) bool {
+	for _, p := range []string{"gpteacher/codegen", "bipia/benign/code-", "bipia/planted-code/"} {
+		if strings.HasPrefix(c, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func prompt2K() string {

@@ -290,8 +290,11 @@ func scoreExact(c map[string]*spanCounts, gold, pred []span, kinds []string) {
 // in each obfuscation and screens it with the whole default pipeline. An
 // attack counts as caught when the screening blocks: the invisible_text
 // scanner strips hidden characters (modify mode) but forwards the rest, so
-// only a block stops the injection. Each obfuscation must keep >= 0.85 of
-// the plain recall measured the same way.
+// only a block stops the injection. Each obfuscation must keep the share of
+// the plain recall, measured the same way, that injection.MinEvasionKept
+// gives. Of an instruction planted in
+// content only the content is obfuscated: its author does not write the
+// user's question.
 func TestDefaultEvasion(t *testing.T) {
 	rows, err := dataset.ReadJSONL[injection.Example](dataset.Require(t, "injection/dev.jsonl"))
 	if err != nil {
@@ -301,10 +304,13 @@ func TestDefaultEvasion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var attacks []string
+	type attack struct{ fixed, attacker string }
+	var attacks []attack
 	for _, ex := range rows {
 		if ex.Label == 1 && !injection.LogicViolating(ex) {
-			attacks = append(attacks, ex.Text)
+			var a attack
+			a.fixed, a.attacker = ex.Split()
+			attacks = append(attacks, a)
 		}
 	}
 	caught := func(fn func(string) string) int {
@@ -312,7 +318,7 @@ func TestDefaultEvasion(t *testing.T) {
 		for _, a := range attacks {
 			// Caught: the default pipeline blocks it, or its
 			// prompt_injection stage detects it (the default mode flags).
-			if res := screenUser(p, fn(a)); res.Outcome == scanner.Blocked || injectionDetected(res) {
+			if res := screenUser(p, a.fixed+fn(a.attacker)); res.Outcome == scanner.Blocked || injectionDetected(res) {
 				n++
 			}
 		}
@@ -327,12 +333,12 @@ func TestDefaultEvasion(t *testing.T) {
 		n := caught(tr.Fn)
 		kept := ratio(n, plain)
 		fmt.Fprintf(&b, "%-12s %4d/%3d %7.3f %9.3f\n", tr.Name, n, len(attacks), ratio(n, len(attacks)), kept)
-		if kept < 0.85 {
-			failed = append(failed, fmt.Sprintf("%s keeps %.3f of plain recall", tr.Name, kept))
+		if want := injection.MinEvasionKept(tr.Name); kept < want {
+			failed = append(failed, fmt.Sprintf("%s keeps %.3f of plain recall, want >= %.2f", tr.Name, kept, want))
 		}
 	}
 	t.Logf("default pipeline blocks (training-fit model, see TestDefaultInjectionQuality):\n%s", b.String())
 	for _, f := range failed {
-		t.Errorf("%s, want >= 0.85", f)
+		t.Error(f)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/promptwall/promptwall/scanner"
@@ -17,7 +18,7 @@ import (
 // default endpoint flags injections rather than blocking them. The bound is
 // a ratchet: today's count, which a change may lower but not raise.
 func TestEverydayInstructions(t *testing.T) {
-	const ratchet = 9
+	const ratchet = 4
 	f, err := os.Open("testdata/everyday_heldout.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -43,5 +44,77 @@ func TestEverydayInstructions(t *testing.T) {
 	t.Logf("%d of %d everyday instructions detected as injections", detected, n)
 	if n < 30 || detected > ratchet {
 		t.Errorf("%d of %d everyday instructions detected, more than the ratchet of %d", detected, n, ratchet)
+	}
+}
+
+// TestHeldOutAttacks measures recall on extraction, hijacking and jailbreak
+// attempts written for Promptwall in words of their own and never trained on
+// ("KIND<tab>text"), and how often the detection names the kind. Two sets:
+// attacks_heldout.txt, whose misses were looked at when phrase rules were
+// added (so it is a regression test, not an unbiased figure), and
+// attacks_fresh.txt, written after the rules and never used to change
+// them. The bounds are a ratchet at today's counts.
+func TestHeldOutAttacks(t *testing.T) {
+	for _, c := range []struct {
+		file                    string
+		minCaught, minRightKind float64
+	}{
+		{"testdata/attacks_heldout.txt", 0.80, 0.75},
+		{"testdata/attacks_fresh.txt", 0.55, 0.45},
+	} {
+		t.Run(c.file, func(t *testing.T) { heldOutAttacks(t, c.file, c.minCaught, c.minRightKind) })
+	}
+}
+
+func heldOutAttacks(t *testing.T, file string, minCaught, minRightKind float64) {
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tally struct{ n, caught, rightKind int }
+	byKind := map[string]*tally{}
+	var all tally
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		kind, text, ok := strings.Cut(sc.Text(), "\t")
+		if !ok {
+			t.Fatalf("malformed line %q", sc.Text())
+		}
+		if byKind[kind] == nil {
+			byKind[kind] = &tally{}
+		}
+		k := byKind[kind]
+		k.n++
+		all.n++
+		res, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(text), Direction: scanner.Input, Role: scanner.RoleUser})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Detected {
+			t.Logf("missed %s (score %.2f): %s", kind, res.Score, text)
+			continue
+		}
+		k.caught++
+		all.caught++
+		if len(res.Matches) > 0 && res.Matches[0].Kind == kind {
+			k.rightKind++
+			all.rightKind++
+		} else if len(res.Matches) > 0 {
+			t.Logf("caught %s as %s: %s", kind, res.Matches[0].Kind, text)
+		}
+	}
+	for kind, k := range byKind {
+		t.Logf("%-18s caught %2d/%2d, kind named %2d/%2d", kind, k.caught, k.n, k.rightKind, k.caught)
+	}
+	if all.n < 30 || float64(all.caught) < minCaught*float64(all.n) {
+		t.Errorf("caught %d of %d held-out attacks, want >= %.2f", all.caught, all.n, minCaught)
+	}
+	if float64(all.rightKind) < minRightKind*float64(all.caught) {
+		t.Errorf("kind named for %d of %d caught attacks, want >= %.2f", all.rightKind, all.caught, minRightKind)
 	}
 }

@@ -45,6 +45,7 @@ const (
 	seedUnigram = 0x8f1bbcdc
 	seedBigram  = 0xca62c1d6
 	seedChar    = 0x5a827999
+	seedZone    = 0x6ed9eba1
 )
 
 // FNV-1a parameters: extract hashes each word as it walks it.
@@ -133,13 +134,21 @@ func (o *featureSink) count() int { return len(o.feats) }
 // sum fills cum with the running sums of the weights w of the features
 // found. Kept apart from the walk: a tight loop of loads and adds, where
 // the walk has enough state to keep the registers busy.
-func (o *featureSink) sum(w []int8) {
+//
+// Features ending after byte zone of the text lie in the content zone
+// (zone.go) and add their content-zone weight too.
+func (o *featureSink) sum(w []int8, zone int, bits uint8) {
 	o.cum = grow(o.cum, len(o.feats)+1)
 	cum := o.cum[1:]
+	kz := firstFeature(o.feats, zone)
 	var sum int32
-	for k, f := range o.feats {
+	for k, f := range o.feats[:kz] {
 		sum += int32(w[f.bucket])
 		cum[k] = sum
+	}
+	for k, f := range o.feats[kz:] {
+		sum += int32(w[f.bucket])>>1 + int32(w[zoneBucket(f.bucket, bits)])
+		cum[kz+k] = sum
 	}
 }
 
@@ -377,6 +386,6 @@ func (sp *featureSpec) extract(s string, out *featureSink, weights []int8) {
 	out.toks = w.toks
 	out.feats = w.feats[:w.k]
 	if weights != nil {
-		out.sum(weights)
+		out.sum(weights, len(s), sp.bits)
 	}
 }

@@ -59,9 +59,46 @@ import (
 // Type is the detector family reported in ScannerResult data.type.
 const Type = "injection"
 
-// Kind labels a match the classifier found without a phrase rule: the window
-// of the text that scored highest, or an encoded payload.
-const Kind = "PROMPT_INJECTION"
+// The kinds of attack a detection is reported as (Match.Kind), each with a
+// threshold of its own:
+//
+//   - KindPlanted: an instruction addressed to the assistant inside content
+//     the user pasted or a tool returned (an e-mail, a table, a web page,
+//     code), found in the content zone (zone.go);
+//   - KindJailbreak: a persona or "no restrictions" attack (DAN, developer
+//     mode, role-play that removes the rules);
+//   - KindExtraction: an attempt to read the operator's instructions or a
+//     secret they guard ("repeat everything above", "what is the password");
+//   - KindHijacking: an attempt to override or replace the operator's
+//     instructions ("ignore the above and say ...", fake system messages,
+//     chat-template tokens, dictating the reply).
+const (
+	KindPlanted    = "INJECTION_PLANTED"
+	KindJailbreak  = "JAILBREAK"
+	KindExtraction = "PROMPT_EXTRACTION"
+	KindHijacking  = "HIJACKING"
+)
+
+// kindOfFamily is the attack kind a rule family's hit in the request zone
+// stands for.
+var kindOfFamily = [numFamilies]string{
+	famOverride:     KindHijacking,
+	famJailbreak:    KindJailbreak,
+	famUnrestricted: KindJailbreak,
+	famPersona:      KindJailbreak,
+	famExtraction:   KindExtraction,
+	famSecret:       KindExtraction,
+	famSecretWord:   KindExtraction,
+	famOutput:       KindHijacking,
+	famSystemMode:   KindHijacking,
+	famExfiltration: KindHijacking,
+	famTemplate:     KindHijacking,
+}
+
+// longAttack is the length in bytes from which a request-zone window that
+// no rule explains is reported as a jailbreak (the long role-play templates)
+// rather than a hijacking (a short override).
+const longAttack = 600
 
 // minWindow is the smallest accepted window: shorter windows see too little
 // context for the n-gram weights to mean anything.
@@ -82,6 +119,14 @@ type Config struct {
 	// the best window counts. At least 128. Default: the window the model
 	// was trained with (1024 for the shipped model).
 	MaxWindow int `json:"max_window,omitempty"`
+	// PlantedThreshold, JailbreakThreshold, ExtractionThreshold and
+	// HijackingThreshold replace Threshold for a detection of that kind
+	// (INJECTION_PLANTED, JAILBREAK, PROMPT_EXTRACTION, HIJACKING), each in
+	// (0, 1). Default: Threshold.
+	PlantedThreshold    float64 `json:"planted_threshold,omitempty"`
+	JailbreakThreshold  float64 `json:"jailbreak_threshold,omitempty"`
+	ExtractionThreshold float64 `json:"extraction_threshold,omitempty"`
+	HijackingThreshold  float64 `json:"hijacking_threshold,omitempty"`
 	// ScanSystem screens system messages too. The system prompt is the
 	// operator's own text, and a good one reads like the instructions
 	// this scanner looks for ("you are ...", "never reveal ..."), so
@@ -94,9 +139,11 @@ type Config struct {
 type Scanner struct {
 	model     *Model
 	threshold float64
-	decoded   bool
-	window    int
-	system    bool // judge system messages (Config.ScanSystem)
+	// kindThreshold is the threshold of each attack kind.
+	kindThreshold map[string]float64
+	decoded       bool
+	window        int
+	system        bool // judge system messages (Config.ScanSystem)
 }
 
 // ErrConfig is wrapped by every configuration error New returns.
@@ -138,6 +185,25 @@ func NewWithModel(cfg Config, m *Model) (*Scanner, error) {
 	if s.threshold <= 0 || s.threshold >= 1 {
 		return nil, fmt.Errorf("%w: threshold must be in (0, 1), got %g", ErrConfig, s.threshold)
 	}
+	s.kindThreshold = map[string]float64{}
+	for _, k := range []struct {
+		kind, option string
+		v            float64
+	}{
+		{KindPlanted, "planted_threshold", cfg.PlantedThreshold},
+		{KindJailbreak, "jailbreak_threshold", cfg.JailbreakThreshold},
+		{KindExtraction, "extraction_threshold", cfg.ExtractionThreshold},
+		{KindHijacking, "hijacking_threshold", cfg.HijackingThreshold},
+	} {
+		switch {
+		case k.v == 0:
+			s.kindThreshold[k.kind] = s.threshold
+		case k.v < 0 || k.v >= 1:
+			return nil, fmt.Errorf("%w: %s must be in (0, 1), got %g", ErrConfig, k.option, k.v)
+		default:
+			s.kindThreshold[k.kind] = k.v
+		}
+	}
 	if cfg.ScanDecoded != nil {
 		s.decoded = *cfg.ScanDecoded
 	}
@@ -161,6 +227,7 @@ type verdict struct {
 	prob    float64
 	fam     family // strongest rule family of the best window
 	hasFam  bool
+	kind    string // the attack kind (Kind* constants)
 	payload string // encoding of the payload it was found in, "" for the text
 }
 
@@ -172,7 +239,7 @@ func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding,
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	var f scanner.Finding
-	v, err := s.scan(ctx, t.Text, sc, &f, -1, -1, "")
+	v, err := s.scan(ctx, t.Text, t.Role, false, sc, &f, -1, -1, "")
 	if err != nil {
 		return scanner.Finding{}, err
 	}
@@ -181,9 +248,9 @@ func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding,
 		f.Matches = nil
 		return f, nil
 	}
-	what := fmt.Sprintf("classifier score %.2f", v.prob)
+	what := fmt.Sprintf("%s, classifier score %.2f", kindReason[v.kind], v.prob)
 	if v.hasFam {
-		what = fmt.Sprintf("%s, score %.2f", families[v.fam].reason, v.prob)
+		what = fmt.Sprintf("%s (%s), score %.2f", kindReason[v.kind], families[v.fam].reason, v.prob)
 	}
 	if v.payload != "" {
 		what += " in a " + v.payload + " payload"
@@ -193,24 +260,25 @@ func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding,
 }
 
 // scan judges text and, recursively, its decoded payloads, appending matches
-// to f. Inside a payload (at >= 0) matches are reported at the payload's
+// to f. A payload found in the content zone is content as a whole
+// (inContent); any other text is split into its zones. Inside a payload (at >= 0) matches are reported at the payload's
 // place at..end in the outermost text, as its own offsets mean nothing there.
-func (s *Scanner) scan(ctx context.Context, text *scanner.Text, sc *scratch, f *scanner.Finding, at, end int, payload string) (verdict, error) {
+func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Role, inContent bool, sc *scratch, f *scanner.Finding, at, end int, payload string) (verdict, error) {
 	if err := ctx.Err(); err != nil {
 		return verdict{}, fmt.Errorf("injection: %w", err)
 	}
 	view := text.Folded()
-	ws := s.model.score(view.S, s.window, sc)
-	v := verdict{prob: sigmoid(ws.margin), payload: payload}
-	var best float32
-	for fam := family(0); fam < numFamilies; fam++ {
-		if ws.fams&(1<<fam) != 0 && s.model.fam[fam] > best {
-			best, v.fam, v.hasFam = s.model.fam[fam], fam, true
-		}
+	zone, origZone := 0, 0
+	if !inContent {
+		origZone = contentStart(text.Original, role)
+		zone = contentZone(text, view, role)
 	}
-	if v.prob >= s.threshold {
+	ws := s.model.score(view.S, zone, s.window, sc)
+	v := verdict{prob: sigmoid(ws.margin), payload: payload}
+	v.fam, v.hasFam, v.kind = s.model.kindOf(ws, zone)
+	if v.prob >= s.kindThreshold[v.kind] {
 		f.Detected = true
-		f.Matches = s.appendMatches(f.Matches, view, ws, sc, v.prob, at, end)
+		f.Matches = s.appendMatches(f.Matches, view, ws, sc, v.kind, v.prob, at, end)
 	}
 	if !s.decoded {
 		return v, nil
@@ -220,7 +288,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, sc *scratch, f *
 		// smuggling"); Canonical drops them, so the hidden text is judged
 		// here, as a payload.
 		for _, run := range tagRuns(text) {
-			sv, err := s.scan(ctx, scanner.NewText(run.text), sc, f, run.start, run.end, "unicode tag")
+			sv, err := s.scan(ctx, scanner.NewText(run.text), role, run.start >= origZone, sc, f, run.start, run.end, "unicode tag")
 			if err != nil {
 				return verdict{}, err
 			}
@@ -234,7 +302,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, sc *scratch, f *
 		if at >= 0 {
 			a, e = at, end
 		}
-		sv, err := s.scan(ctx, seg.Text, sc, f, a, e, seg.Encoding)
+		sv, err := s.scan(ctx, seg.Text, role, inContent || seg.Start >= origZone, sc, f, a, e, seg.Encoding)
 		if err != nil {
 			return verdict{}, err
 		}
@@ -243,6 +311,44 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, sc *scratch, f *
 		}
 	}
 	return v, nil
+}
+
+// kindReason words each attack kind for Finding.Reason.
+var kindReason = map[string]string{
+	KindPlanted:    "instruction planted in content",
+	KindJailbreak:  "jailbreak",
+	KindExtraction: "prompt extraction",
+	KindHijacking:  "hijacking",
+}
+
+// kindOf names the attack kind of the best window of a text whose content
+// zone begins at byte zone, with the strongest rule family hit inside it.
+// The strongest family decides: hit in the content zone, the window is a
+// planted instruction whatever it says; hit in the request zone, its kind
+// (kindOfFamily). A window no rule explains is planted when it lies mostly
+// in the content zone, else a jailbreak when long and a hijacking when short.
+func (m *Model) kindOf(ws windowScore, zone int) (fam family, hasFam bool, kind string) {
+	var best float32
+	inContent := false
+	for f := family(0); f < numFamilies; f++ {
+		if ws.fams&(1<<f) != 0 && (!hasFam || m.fam[f] > best) {
+			best, fam, hasFam, inContent = m.fam[f], f, true, false
+		}
+		if ws.fams&(1<<(zoneShift+f)) != 0 && (!hasFam || m.famZone[f] > best) {
+			best, fam, hasFam, inContent = m.famZone[f], f, true, true
+		}
+	}
+	switch {
+	case hasFam && inContent:
+		return fam, true, KindPlanted
+	case hasFam:
+		return fam, true, kindOfFamily[fam]
+	case zone < ws.end && zone-ws.start < ws.end-zone:
+		return fam, false, KindPlanted
+	case ws.end-ws.start >= longAttack:
+		return fam, false, KindJailbreak
+	}
+	return fam, false, KindHijacking
 }
 
 // tagRun is a run of tag characters spelling ASCII text.
@@ -280,9 +386,9 @@ func tagRuns(text *scanner.Text) []tagRun {
 // appendMatches locates a detection: the phrase-rule hits inside the best
 // window whose family weighs for injection, or else the window itself. In a
 // payload the whole payload is the match.
-func (s *Scanner) appendMatches(ms []scanner.Match, view *scanner.View, ws windowScore, sc *scratch, prob float64, at, end int) []scanner.Match {
+func (s *Scanner) appendMatches(ms []scanner.Match, view *scanner.View, ws windowScore, sc *scratch, kind string, prob float64, at, end int) []scanner.Match {
 	if at >= 0 {
-		return append(ms, scanner.Match{Start: at, End: end, Kind: Kind, Score: prob})
+		return append(ms, scanner.Match{Start: at, End: end, Kind: kind, Score: prob})
 	}
 	n := len(ms)
 	for _, h := range sc.hits {
@@ -294,15 +400,15 @@ func (s *Scanner) appendMatches(ms []scanner.Match, view *scanner.View, ws windo
 		// Rules of one family often match overlapping phrases
 		// ("ignore all previous", "ignore all previous instructions"):
 		// report their union once.
-		if k := len(ms) - 1; k >= n && ms[k].Kind == families[h.fam].kind && a <= ms[k].End {
+		if k := len(ms) - 1; k >= n && a <= ms[k].End {
 			ms[k].End = max(ms[k].End, e)
 			continue
 		}
-		ms = append(ms, scanner.Match{Start: a, End: e, Kind: families[h.fam].kind, Score: prob})
+		ms = append(ms, scanner.Match{Start: a, End: e, Kind: kind, Score: prob})
 	}
 	if len(ms) == n {
 		a, e := view.Span(ws.start, ws.end)
-		ms = append(ms, scanner.Match{Start: a, End: e, Kind: Kind, Score: prob})
+		ms = append(ms, scanner.Match{Start: a, End: e, Kind: kind, Score: prob})
 	}
 	return ms
 }

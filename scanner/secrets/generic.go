@@ -9,7 +9,7 @@ import (
 // segment (DB_PASS, pass:), not inside "passport" or "compass".
 var (
 	passwordWords = []string{"password", "passwd", "passphrase", "pwd", "pass"}
-	secretWords   = []string{"secret", "token", "api_key", "apikey", "api-key", "access_key", "accesskey", "auth_key", "authkey", "private_key"}
+	secretWords   = []string{"secret", "token", "api_key", "apikey", "api-key", "access_key", "accesskey", "auth_key", "authkey", "private_key", "login"}
 )
 
 // assignment is a key = value pair found after a keyword.
@@ -35,7 +35,8 @@ func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
 // parseAssignment reads `<name containing the keyword> <op> <value>` in the
 // shapes of config files and code: KEY=value, key: "value", "key": "value",
 // $key = 'value', key => 'value', key := "value", key == "value" (a
-// hard-coded comparison), and `key "value"` (Groovy, HCL). It is hand
+// hard-coded comparison), `key "value"` (Groovy, HCL), `--key value`
+// (a command-line flag) and `key is value` (prose). It is hand
 // written because it runs at every keyword hit: most hits are prose
 // ("the password policy") and fail on the first bytes after the name.
 func parseAssignment(s string, ks, ke int) (assignment, bool) {
@@ -66,10 +67,15 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 		j++
 	}
 	a.op = s[opStart:j]
+	// Prose: "my api key is <value>".
+	if a.op == "" && j > i && strings.HasPrefix(s[j:], "is ") {
+		a.op, j = "is", j+2
+	}
 	switch a.op {
-	case "=", ":", ":=", "=>", "==", "===", "!=", "!==":
+	case "=", ":", ":=", "=>", "==", "===", "!=", "!==", "is":
 	case "":
-		// `key "value"` needs a space and a quote; anything else is prose.
+		// `key "value"` and `--key value` need a space; anything else is
+		// prose.
 		if j == i {
 			return a, false
 		}
@@ -77,6 +83,19 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 		return a, false
 	}
 	j = skipSpaces(s, j)
+	// A quoted value may start on the next line (`access_token:` then
+	// `'ya29...'` indented below it, as formatters wrap long literals).
+	if a.op != "" && a.op != "is" {
+		k := j
+		if k < len(s) && s[k] == '\r' {
+			k++
+		}
+		if k < len(s) && s[k] == '\n' {
+			if k = skipSpaces(s, k+1); k < len(s) && isQuote(s[k]) {
+				j = k
+			}
+		}
+	}
 	if j < len(s) && s[j] == '\\' && j+1 < len(s) && isQuote(s[j+1]) {
 		j++
 	}
@@ -99,7 +118,8 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 		}
 		return a, true
 	}
-	if a.op == "" {
+	// `--password value`: a command-line flag takes the next word.
+	if a.op == "" && !(a.key[0] == '-' && j > i) {
 		return a, false
 	}
 	end := j
@@ -163,7 +183,7 @@ func notLiteral(a assignment, v string) bool {
 	} else if strings.Contains(v, "'$") || strings.Contains(v, " + ") || strings.Contains(v, "\" +") {
 		return true
 	}
-	if strings.EqualFold(v, a.key) {
+	if strings.EqualFold(v, a.key) || isReference(v) || isReferenceName(a.key) {
 		return true
 	}
 	lv := lowerASCII(v)
@@ -172,7 +192,45 @@ func notLiteral(a assignment, v string) bool {
 			return true
 		}
 	}
+	for _, w := range placeholderParts {
+		if strings.Contains(lv, w) {
+			return true
+		}
+	}
 	return strings.Contains(lv, "env[") || strings.Contains(lv, "env.") || strings.Contains(lv, "environ") || strings.Contains(lv, "getenv")
+}
+
+// isReference reports values that say where a secret is kept rather than
+// what it is: a URL, a file path, an ARN.
+func isReference(v string) bool {
+	if strings.Contains(v, "://") || strings.HasPrefix(v, "arn:") {
+		return true
+	}
+	for _, p := range []string{"/", "./", "../", "~/"} {
+		if rest, ok := strings.CutPrefix(v, p); ok && strings.Contains(rest, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// referenceSuffixes end names whose value says where or which secret,
+// not what it is: PASSWORD_FILE, jwt_secret_name, api_key_id, token_url.
+var referenceSuffixes = []string{"file", "path", "name", "env", "ref", "arn", "url", "uri", "id", "type", "length", "len", "policy", "field", "label"}
+
+// isReferenceName reports a name ending in a referenceSuffixes word after
+// a separator or a camelCase boundary.
+func isReferenceName(key string) bool {
+	for _, suf := range referenceSuffixes {
+		n := len(key) - len(suf)
+		if n < 2 || !strings.EqualFold(key[n:], suf) {
+			continue
+		}
+		if c := key[n-1]; c == '_' || c == '-' || c == '.' || key[n] >= 'A' && key[n] <= 'Z' && c >= 'a' && c <= 'z' {
+			return true
+		}
+	}
+	return false
 }
 
 // placeholders are values that stand for "no secret here"; compared after
@@ -182,6 +240,14 @@ var placeholders = []string{
 	"int", "number", "any", "object", "text", "varchar", "required", "optional", "char", "bytes",
 	"password", "passwd", "pass", "pwd", "secret", "token", "changeme", "redacted", "hidden", "masked",
 	"your_password", "yourpassword", "your-password", "your_token", "your_api_key", "your-api-key",
+}
+
+// placeholderParts mark a value written to be replaced: "your-api-key-
+// here", "example-secret", "xxxx1234", "<insert token>". Compared after
+// ASCII lower-casing.
+var placeholderParts = []string{
+	"your_", "your-", "example", "placeholder", "changeme",
+	"change_me", "change-me", "dummy", "xxxx", "insert", "redacted", "_here", "-here", "fixme", "todo",
 }
 
 func allSame(v string) bool {
@@ -262,7 +328,7 @@ func matchPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 	if len(v) < 4 || notLiteral(a, v) {
 		return 0, 0, false
 	}
-	if !a.quoted && (a.op == ":" || a.op == "==") && len(v) < 8 && !hasDigitOrSymbol(v) {
+	if !a.quoted && (a.op == ":" || a.op == "==" || a.op == "is") && (len(v) < 8 || !hasDigitOrSymbol(v)) {
 		// Unquoted after a colon is YAML or prose ("Password: must be
 		// long"): ask for a digit or symbol, or length.
 		return 0, 0, false
@@ -280,13 +346,71 @@ func matchSecret(s string, ks, ke int, th float64) (int, int, bool) {
 		return 0, 0, false
 	}
 	v := s[a.vs:a.ve]
-	if len(v) < 10 || notLiteral(a, v) || !isTokenChars(v) || !hasDigit(v) || isWordy(v) {
+	if len(v) < 10 || !isTokenChars(v) || !hasDigit(v) || isWordy(v) {
 		return 0, 0, false
 	}
-	if entropy(v) < math.Min(th, math.Log2(float64(len(v)))-0.7) {
+	if entropy(v) < math.Min(th, math.Log2(float64(len(v)))-0.7) || isSequential(v) || notLiteral(a, v) {
 		return 0, 0, false
 	}
 	return a.vs, a.ve, true
+}
+
+// isSequential reports the placeholders people type for a key of the
+// right length: runs that count up ("123456789abcdef", "abcdefgh") or
+// interleave two such runs ("a1b2c3d4e5f6"). At least 60% of the bytes
+// must continue a run at distance one or two.
+func isSequential(v string) bool {
+	if len(v) < 8 {
+		return false
+	}
+	n := 0
+	for i := 2; i < len(v); i++ {
+		if v[i] == v[i-1]+1 || v[i] == v[i-2]+1 {
+			n++
+		}
+	}
+	return n*10 >= (len(v)-2)*6
+}
+
+// keyNameSkip are name parts that make "key" a database, cache or UI key,
+// or a public key, rather than a secret. Compared lower-cased.
+var keyNameSkip = []string{"public", "primary", "foreign", "sort", "partition", "cache", "idempot", "key_id", "keyid", "hotkey", "keycode", "keyname", "key_name"}
+
+// matchKey finds a machine-generated secret assigned to a name whose last
+// word is "key" (license_key, DEVELOPER_KEY, facebook.key, PrivateKey):
+// the rules of matchSecret, with at least 16 bytes, since "key" names far
+// more non-secrets than "secret" does.
+func matchKey(s string, ks, ke int, th float64) (int, int, bool) {
+	if !keywordSegment(s, ks, ke) {
+		return 0, 0, false
+	}
+	a, ok := parseAssignment(s, ks, ke)
+	if !ok || a.ve-a.vs < 16 {
+		return 0, 0, false
+	}
+	// A key is a base64 or hex blob; "126031192_live-part" is an
+	// identifier scheme of some provider, left to its rule.
+	for i := a.vs; i < a.ve; i++ {
+		if c := s[i]; !(isLetter(c) || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return 0, 0, false
+		}
+	}
+	if isPublicKeyName(a.key) {
+		return 0, 0, false
+	}
+	return matchSecret(s, ks, ke, th)
+}
+
+// isPublicKeyName reports a key name of keyNameSkip: a public, database,
+// cache or UI key.
+func isPublicKeyName(key string) bool {
+	lk := lowerASCII(key)
+	for _, w := range keyNameSkip {
+		if strings.Contains(lk, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // isWordy reports identifiers made of lower-case words (bearer_token_v2,
@@ -349,20 +473,35 @@ func entropy(v string) float64 {
 	if v == "" {
 		return 0
 	}
+	// H = log2(n) - sum(c*log2(c))/n over the byte counts c; the second
+	// pass adds each distinct byte once and clears it, so the cost is the
+	// value's length, not the alphabet's.
 	var counts [256]uint16
 	for i := 0; i < len(v); i++ {
 		counts[v[i]]++
 	}
-	n := float64(len(v))
-	var h float64
-	for _, c := range counts {
-		if c > 0 {
-			p := float64(c) / n
-			h -= p * math.Log2(p)
+	var sum float64
+	for i := 0; i < len(v); i++ {
+		if c := counts[v[i]]; c > 0 {
+			if int(c) < len(cLog2C) {
+				sum += cLog2C[c]
+			} else {
+				sum += float64(c) * math.Log2(float64(c))
+			}
+			counts[v[i]] = 0
 		}
 	}
-	return h
+	n := float64(len(v))
+	return math.Log2(n) - sum/n
 }
+
+// cLog2C[c] is c*log2(c), for the counts of values up to 256 bytes.
+var cLog2C = func() (t [257]float64) {
+	for c := 1; c < len(t); c++ {
+		t[c] = float64(c) * math.Log2(float64(c))
+	}
+	return t
+}()
 
 // connectionSchemes are URI schemes whose userinfo is a database or broker
 // credential (reported as CONNECTION_STRING); others (http, ftp, git+ssh)
@@ -433,4 +572,50 @@ func matchURI(conn bool) func(s string, ks, ke int, th float64) (int, int, bool)
 		ps, pe, c, ok := uriCredentials(s, ks)
 		return ps, pe, ok && c == conn
 	}
+}
+
+// matchJWTSecret finds the key a service signs its JWTs with, assigned
+// under a name or section about JWTs: JWT_SECRET=..., jwt_signing_key:
+// ..., or "secret:" nested under a "jwt:" section in YAML or a "jwt: {"
+// object. People choose
+// these by hand ("development#product"), so no entropy is asked for;
+// what the value must not be is a reference or a placeholder.
+func matchJWTSecret(s string, ks, ke int, _ float64) (int, int, bool) {
+	end := min(len(s), ke+48)
+	for i := ke; i < end; i++ {
+		c := s[i]
+		if !isIdent(c) && c != ':' && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '"' && c != '\'' && c != '{' {
+			return 0, 0, false
+		}
+		w := 0
+		switch {
+		case hasWordFold(s, i, "secret"):
+			w = 6
+		case hasWordFold(s, i, "key"):
+			w = 3
+		default:
+			continue
+		}
+		a, ok := parseAssignment(s, i, i+w)
+		if !ok {
+			return 0, 0, false
+		}
+		v := s[a.vs:a.ve]
+		if len(v) < 6 || !a.quoted && len(v) < 8 || isPublicKeyName(a.key) {
+			return 0, 0, false
+		}
+		// A long quoted value of random bytes is a secret even when it
+		// holds what notLiteral reads as code ("$_", "'+", "[").
+		random := a.quoted && len(v) >= 32 && entropy(v) >= 4.5 && !strings.Contains(v, "${") && !strings.Contains(v, "{{")
+		if !random && notLiteral(a, v) {
+			return 0, 0, false
+		}
+		return a.vs, a.ve, true
+	}
+	return 0, 0, false
+}
+
+// hasWordFold reports whether s has word w, in any ASCII case, at i.
+func hasWordFold(s string, i int, w string) bool {
+	return i+len(w) <= len(s) && strings.EqualFold(s[i:i+len(w)], w)
 }

@@ -3,6 +3,7 @@ package secrets
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -17,55 +18,308 @@ type devRow struct {
 	Rule  string `json:"rule"`
 }
 
-// TestDevSet is the quality gate: recall >= 0.95 on the secrets dev set's
-// positives and false-positive rate <= 0.05 on its near-miss negatives.
-// It logs the misses and false positives per upstream rule.
-func TestDevSet(t *testing.T) {
-	path := dataset.Require(t, "secrets/dev.jsonl")
-	rows, err := dataset.ReadJSONL[devRow](path)
+// families returns the upstream families a row is listed under: Nosey
+// Parker rule ids without their number ("np.newrelic.3 (New Relic ...)"
+// is family "newrelic").
+func (r devRow) families() []string {
+	var fs []string
+	for _, part := range strings.Split(r.Rule, "; ") {
+		id, _, _ := strings.Cut(part, " (")
+		id = strings.TrimPrefix(id, "np.")
+		fam, _, _ := strings.Cut(id, ".")
+		if !slices.Contains(fs, fam) {
+			fs = append(fs, fam)
+		}
+	}
+	sort.Strings(fs)
+	return fs
+}
+
+// derivedFrom names, for every rule written for a provider or a named
+// format, the upstream families whose examples it was written or checked
+// against. Leaving a family out removes these rules, so a family's
+// examples are scored by what the scanner would catch had nobody written
+// a rule for it: the situation of a provider the rule set does not know.
+// Families absent from the dev set map to nothing ("alibaba" has no rows).
+var derivedFrom = map[string][]string{
+	"adafruit-key": {"adafruit"}, "adobe-client-secret": {"adobe"}, "age-secret-key": {"age"},
+	"alibaba-access-key": nil, "anthropic-key": {"anthropic"}, "artifactory-key": {"artifactory"},
+	"artifactory-token": {"artifactory"}, "atlassian-api-token": nil,
+	"aws-access-key-id": {"aws"}, "aws-account-id": {"aws"}, "aws-appsync-key": {"appsync"},
+	"aws-arn": {"arn", "aws"}, "aws-mws-token": {"aws"}, "aws-secret-access-key": {"aws"},
+	"aws-session-token": {"aws"}, "azure-ad-client-secret": {"azure"}, "azure-app-config": {"azure"},
+	"azure-devops-pat": {"azure"}, "azure-devops-pat-legacy": {"azure"}, "azure-storage-key": {"azure"},
+	"bitbucket-app-password": {"bitbucket"}, "blynk-client-credentials": {"blynk"}, "blynk-token": {"blynk"},
+	"codeclimate-token": {"codeclimate"}, "crates-io-token": {"cratesio"}, "databricks-token": {"databricks"},
+	"dependency-track-key": {"dtrack"}, "digitalocean-token": {"digitalocean"}, "discord-bot-token": nil,
+	"discord-webhook": nil, "dockerhub-token": {"dockerhub"}, "doppler-token": {"doppler"},
+	"dropbox-token": {"dropbox"}, "dynatrace-token": {"dynatrace"}, "facebook-access-token": {"facebook"},
+	"facebook-secret": {"facebook"}, "figma-token": {"figma"}, "figma-token-legacy": {"figma"},
+	"firecrawl-key": {"firecrawl"}, "gcs-bucket": {"gcs"}, "github-fine-grained-pat": {"github"},
+	"github-oauth-secret": {"github"}, "github-token": {"github"}, "gitlab-token": {"gitlab"},
+	"google-api-key": {"google"}, "google-client-id": {"google"}, "google-client-secret-legacy": {"google"},
+	"google-oauth-secret": {"google"}, "google-oauth-token": {"google"}, "grafana-api-key": {"grafana"},
+	"grafana-cloud-token": {"grafana"}, "grafana-sa-token": {"grafana"}, "groq-key": {"groq"},
+	"hashicorp-tf-token": {"hashicorp"}, "hashicorp-vault-token": {"hashicorp"},
+	"hashicorp-vault-token-legacy": {"hashicorp"}, "hashicorp-vault-unseal": {"hashicorp"},
+	"hashicorp-vault-unseal-init": {"hashicorp"},
+	"heroku-api-key":              {"heroku"}, "heroku-api-key-v2": {"heroku"}, "huggingface-token": nil,
+	"jenkins-setup-password": {"jenkins"}, "jenkins-token": {"jenkins"},
+	"kubernetes-bootstrap": {"kubernetes"}, "mailchimp-key": {"mailchimp"}, "mailgun-key": nil,
+	"mapbox-token": {"mapbox"}, "msteams-webhook": {"msteams"}, "nasa-key": {"nasa"},
+	"newrelic-key": {"newrelic"}, "newrelic-license-key": {"newrelic"}, "newrelic-pixie-key": {"newrelic"},
+	"npm-token": {"npm"}, "nuget-key": {"nuget"}, "okta-token": {"okta"}, "openai-key": {"openai"},
+	"openai-project-key": {"openai"}, "perplexity-key": nil, "postman-key": {"postman"},
+	"postmark-token": {"postmark"}, "putty-private-key": nil, "pypi-token": {"pypi"},
+	"replicate-token": nil, "rubygems-token": {"rubygems"}, "s3-bucket": {"s3"},
+	"salesforce-token": {"salesforce"}, "sauce-key": {"sauce"}, "segment-token": {"segment"},
+	"sendgrid-key": {"sendgrid"}, "shopify-domain": {"shopify"}, "shopify-token": {"shopify"},
+	"slack-app-token": {"slack"}, "slack-token": {"slack"}, "slack-webhook": {"slack"},
+	"sonarqube-token": {"sonarqube"}, "sonarqube-token-v2": {"sonarqube"},
+	"sourcegraph-token": {"sourcegraph"}, "square-token": {"square"}, "stackhawk-key": {"stackhawk"},
+	"stripe-key": {"stripe"}, "tavily-key": {"tavily"}, "telegram-bot-token": {"telegram"},
+	"thingsboard-provision": {"thingsboard"}, "thingsboard-token": {"thingsboard"},
+	"truenas-key": {"truenas"}, "twilio-key": {"twilio"}, "twitch-stream-key": {"twitch"},
+	"wireguard-key": {"wireguard"},
+	// Named formats: written for one family's shape, so they leave with it.
+	"private-key": {"pem"}, "private-key-base64": {"pem"}, "jwt": {"jwt"}, "jwt-secret": {"jwt"},
+	"connection-uri": {"mongodb", "postgres"}, "url-credentials": {"mongodb", "postgres"},
+	"odbc-password": {"odbc"}, "http-bearer": {"http"}, "http-basic": {"http"},
+	"password-hash-crypt": {"pwhash"}, "password-hash-krb5": {"krb5"}, "psexec": {"psexec"},
+	"vmware-viserver": {"vmware"}, "netrc": {"netrc"}, "curl-user": {"http"},
+	"dotnet-network-credential": {"generic"}, "dotnet-directory-entry": {"generic"},
+}
+
+// formatFamilies are the families whose rules implement a format shared
+// by many issuers rather than one provider's token: URI user info, PEM
+// armour, JWTs, Authorization headers, crypt(3) and Kerberos hashes,
+// connection strings, credentials on a command line, and the generic
+// assignments. Their rows are reported apart: with their rules removed
+// they measure the generic rules alone, and the generic rules were
+// written from them.
+var formatFamilies = []string{
+	"generic", "pem", "jwt", "mongodb", "postgres", "odbc", "http", "pwhash", "krb5", "psexec", "vmware",
+	"netrc", "gradle", "phpmailer", "reactapp", "django",
+}
+
+// genericRules are the rules that know no provider and no named format:
+// a credential-named key assigned a literal, a password stated in prose.
+// They stay in every fold. Their own examples (family "generic") are
+// therefore in-sample and are reported apart.
+var genericRules = []string{"generic-password", "generic-secret", "generic-key", "generic-password-prose", "generic-prefixed-token", "generic-url-token"}
+
+// TestProvenanceComplete keeps the leave-rules-out figures honest: a rule
+// added without saying which family it came from would otherwise stay in
+// every fold and score its own examples.
+func TestProvenanceComplete(t *testing.T) {
+	for _, r := range rules {
+		_, derived := derivedFrom[r.id]
+		if derived == slices.Contains(genericRules, r.id) {
+			t.Errorf("rule %s: list it in exactly one of derivedFrom and genericRules", r.id)
+		}
+	}
+	for id := range derivedFrom {
+		if !slices.ContainsFunc(rules, func(r rule) bool { return r.id == id }) {
+			t.Errorf("derivedFrom names unknown rule %s", id)
+		}
+	}
+}
+
+// Leave-rules-out recall floors: what the scanner catches of a family
+// with every rule derived from it removed. Below the 0.95 goal: without
+// its rule, a provider's token is caught only when it has the prefixed
+// shape, sits in a credential-named assignment or in a webhook URL;
+// infrastructure identifiers (ARNs, bucket names) and bare tokens without
+// a prefix (Telegram, Salesforce, NuGet) are not. The floors pin the
+// measured figures so that a change that loses generality fails.
+const (
+	minProviderRecall = 0.70 // provider families, format and generic rules present
+	minAllRecall      = 0.60 // all rows, format families with their rules removed too
+)
+
+// thresholdGrid is what the entropy threshold is chosen from, per fold.
+var thresholdGrid = []float64{3.0, 3.25, 3.5, 3.75, 4.0}
+
+type counts struct{ tp, fn, fp, tn int }
+
+func (c *counts) add(label int, flagged bool) {
+	switch {
+	case label == 1 && flagged:
+		c.tp++
+	case label == 1:
+		c.fn++
+	case flagged:
+		c.fp++
+	default:
+		c.tn++
+	}
+}
+
+func (c counts) recall() float64 { return ratio(c.tp, c.tp+c.fn) }
+func (c counts) fpr() float64    { return ratio(c.fp, c.fp+c.tn) }
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func detected(t *testing.T, s *Scanner, text string) bool {
+	t.Helper()
+	f, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(text)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f.Detected
+}
+
+// TestDevSetLeaveRulesOut is the quality gate, scored on examples whose
+// rules took no part in building the scanner that judges them. The
+// recall of the shipped rule set on the same rows (a fit, about 0.96) is
+// logged by TestDevSetFullRules and gates nothing.
+//
+// Folds: the dev rows are grouped by the upstream families they are
+// listed under. Each group is judged by a scanner built without every
+// rule derivedFrom names for its families, with the entropy threshold
+// chosen on the other groups only (see chooseThreshold). Recall is on the positives, the false-positive rate on the
+// near-miss negatives, both over all groups; family "generic" (whose
+// examples the generic rules were written from) is reported apart too.
+func TestDevSetLeaveRulesOut(t *testing.T) {
+	rows := readDev(t)
+	full := map[float64][]bool{}
+	for _, th := range thresholdGrid {
+		s, err := New(Config{EntropyThreshold: th})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			full[th] = append(full[th], detected(t, s, r.Text))
+		}
+	}
+	groups := map[string][]int{}
+	for i, r := range rows {
+		k := strings.Join(r.families(), "+")
+		groups[k] = append(groups[k], i)
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var all, provider, format counts
+	perFamily := map[string]*counts{}
+	chosen := map[float64]int{}
+	for _, k := range keys {
+		held := strings.Split(k, "+")
+		th := chooseThreshold(rows, full, held)
+		chosen[th]++
+		s, err := newScanner(Config{EntropyThreshold: th}, func(id string) bool {
+			return slices.ContainsFunc(derivedFrom[id], func(f string) bool { return slices.Contains(held, f) })
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &counts{}
+		perFamily[k] = c
+		for _, i := range groups[k] {
+			r := rows[i]
+			flagged := detected(t, s, r.Text)
+			c.add(r.Label, flagged)
+			all.add(r.Label, flagged)
+			if slices.ContainsFunc(held, func(f string) bool { return slices.Contains(formatFamilies, f) }) {
+				format.add(r.Label, flagged)
+			} else {
+				provider.add(r.Label, flagged)
+			}
+			if testing.Verbose() && flagged != (r.Label == 1) {
+				t.Logf("%s label %d flagged %v: %.100q", k, r.Label, flagged, r.Text)
+			}
+		}
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		if c := perFamily[k]; c.fn > 0 || c.fp > 0 {
+			fmt.Fprintf(&b, "  %-24s caught %d/%d  false positives %d/%d\n", k, c.tp, c.tp+c.fn, c.fp, c.fp+c.tn)
+		}
+	}
+	t.Logf("families with misses or false positives, each with its own rules removed:\n%s", b.String())
+	t.Logf("entropy thresholds chosen per fold: %v", chosen)
+	t.Logf("leave-rules-out, %d folds, all rows: recall %.3f (%d/%d), false-positive rate %.3f (%d/%d)",
+		len(keys), all.recall(), all.tp, all.tp+all.fn, all.fpr(), all.fp, all.fp+all.tn)
+	t.Logf("provider families: recall %.3f (%d/%d), false-positive rate %.3f (%d/%d)",
+		provider.recall(), provider.tp, provider.tp+provider.fn, provider.fpr(), provider.fp, provider.fp+provider.tn)
+	t.Logf("format families (their rules removed too): recall %.3f (%d/%d), false-positive rate %.3f (%d/%d)",
+		format.recall(), format.tp, format.tp+format.fn, format.fpr(), format.fp, format.fp+format.tn)
+	for _, g := range []struct {
+		name           string
+		c              counts
+		recall, maxFPR float64
+	}{
+		{"provider families", provider, minProviderRecall, 0.05},
+		{"all rows", all, minAllRecall, 0.05},
+	} {
+		if g.c.recall() < g.recall {
+			t.Errorf("%s: leave-rules-out recall %.3f < %.2f", g.name, g.c.recall(), g.recall)
+		}
+		if g.c.fpr() > g.maxFPR {
+			t.Errorf("%s: leave-rules-out false-positive rate %.3f > %.2f", g.name, g.c.fpr(), g.maxFPR)
+		}
+	}
+}
+
+// chooseThreshold picks the entropy threshold on the rows that share no
+// family with held: the one with the highest recall minus false-positive
+// rate (Youden's J), the highest such threshold on ties.
+func chooseThreshold(rows []devRow, full map[float64][]bool, held []string) float64 {
+	best, bestJ := thresholdGrid[0], -1.0
+	for _, th := range thresholdGrid {
+		var c counts
+		for i, r := range rows {
+			if slices.ContainsFunc(r.families(), func(f string) bool { return slices.Contains(held, f) }) {
+				continue
+			}
+			c.add(r.Label, full[th][i])
+		}
+		if j := c.recall() - c.fpr(); j >= bestJ {
+			best, bestJ = th, j
+		}
+	}
+	return best
+}
+
+// TestDevSetFullRules scores the shipped rule set on its negatives: every
+// rule present, so a rule that fires on its own family's near misses
+// counts. (Recall with every rule present is a training fit and gates
+// nothing; it is logged for comparison.)
+func TestDevSetFullRules(t *testing.T) {
+	rows := readDev(t)
 	s, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tp, fn, fp, neg int
-	misses, fps := map[string]int{}, map[string]int{}
+	var c counts
 	for _, r := range rows {
-		f, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(r.Text)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Label == 0 {
-			neg++
-		}
-		switch {
-		case r.Label == 1 && f.Detected:
-			tp++
-		case r.Label == 1:
-			fn++
-			misses[r.Rule]++
-			if testing.Verbose() {
-				t.Logf("miss %s: %.90q", r.Rule, r.Text)
-			}
-		case f.Detected:
-			fp++
-			fps[r.Rule]++
-			t.Logf("false positive %s: %.90q -> %s", r.Rule, r.Text, kindsOf(f))
+		flagged := detected(t, s, r.Text)
+		c.add(r.Label, flagged)
+		if r.Label == 0 && flagged {
+			t.Logf("false positive %s: %.100q", r.Rule, r.Text)
 		}
 	}
-	t.Logf("per-rule misses:\n%s", table(misses))
-	t.Logf("per-rule false positives:\n%s", table(fps))
-	recall := float64(tp) / float64(tp+fn)
-	fpr := float64(fp) / float64(neg)
-	t.Logf("recall %.3f (%d/%d), false-positive rate %.3f (%d/%d)", recall, tp, tp+fn, fpr, fp, neg)
-	if recall < 0.95 {
-		t.Errorf("recall %.3f < 0.95", recall)
+	t.Logf("all rules: false-positive rate %.3f (%d/%d); recall %.3f (%d/%d), a fit",
+		c.fpr(), c.fp, c.fp+c.tn, c.recall(), c.tp, c.tp+c.fn)
+	if c.fpr() > 0.05 {
+		t.Errorf("false-positive rate %.3f > 0.05", c.fpr())
 	}
-	if fpr > 0.05 {
-		t.Errorf("false-positive rate %.3f > 0.05", fpr)
+}
+
+func readDev(t *testing.T) []devRow {
+	t.Helper()
+	rows, err := dataset.ReadJSONL[devRow](dataset.Require(t, "secrets/dev.jsonl"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	return rows
 }
 
 func kindsOf(f scanner.Finding) string {
@@ -76,15 +330,40 @@ func kindsOf(f scanner.Finding) string {
 	return strings.Join(ks, ",")
 }
 
-func table(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+type everydayRow struct {
+	Text     string `json:"text"`
+	Label    int    `json:"label"`
+	Category string `json:"category"`
+}
+
+// TestEverydayText measures false positives where there is nothing to
+// find: the benign rows of the injection data (requests people send
+// assistants, emails, tables, Stack Overflow code answers), which took no
+// part in writing the secrets rules. One id scheme found there (Stripe
+// invoice ids, "in_...") was added to idPrefixes after this test first
+// ran; no other change came from these rows.
+func TestEverydayText(t *testing.T) {
+	rows, err := dataset.ReadJSONL[everydayRow](dataset.Require(t, "injection/dev.jsonl"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "  %3d  %s\n", m[k], k)
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b.String()
+	var c counts
+	for _, r := range rows {
+		if r.Label != 0 {
+			continue
+		}
+		flagged := detected(t, s, r.Text)
+		c.add(0, flagged)
+		if flagged {
+			t.Logf("flagged %s: %.120q", r.Category, r.Text)
+		}
+	}
+	t.Logf("everyday text: flagged %d of %d (%.4f)", c.fp, c.fp+c.tn, c.fpr())
+	if c.fpr() > 0.005 {
+		t.Errorf("everyday text flagged at %.4f > 0.005", c.fpr())
+	}
 }

@@ -26,7 +26,9 @@ type rule struct {
 	// match replaces re for rules that are cheaper or clearer as code. It
 	// gets the window and the keyword's offsets in it, and returns the
 	// secret's span in the window.
-	match  func(w string, ks, ke int, th float64) (int, int, bool)
+	match func(w string, ks, ke int, th float64) (int, int, bool)
+	// scan replaces keywords for rules that walk the whole text once.
+	scan   func(text string, th float64, r *rule, hits []hit) []hit
 	before int
 	after  int
 	// check validates the secret found (a decodable JWT header, entropy).
@@ -136,6 +138,10 @@ func buildRules() []rule {
 			`(?i)vault[\w.-]{0,30}`+sepWS+`\b([sbr]\.[A-Za-z0-9_-]{24,})`),
 		ctxRule("hashicorp-vault-unseal", groupCloud, "VAULT_UNSEAL_KEY", []string{"operator unseal"},
 			`(?i)operator unseal\s+([A-Za-z0-9+/]{40,}={0,2})`),
+		// "vault operator init" prints the unseal key shares as "Unseal
+		// Key 1: <base64>" (hex before Vault 0.10, as "Key 1: <hex>").
+		ctxRule("hashicorp-vault-unseal-init", groupCloud, "VAULT_UNSEAL_KEY", []string{"unseal key", "key 1:", "key 2:", "key 3:", "key 4:", "key 5:"},
+			`(?i)\bkey\s{0,3}[0-9]{1,2}\s{0,3}:\s{0,10}([A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{44}|[0-9a-f]{64,66})`+endB64),
 		prefix("hashicorp-tf-token", groupCloud, "TERRAFORM_CLOUD_TOKEN", []string{".atlasv1."}, `\b([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})`, 80),
 		prefix("dynatrace-token", groupCloud, "DYNATRACE_TOKEN", []string{"dt0c01."}, `\b(dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64})\b`, 100),
 		prefix("alibaba-access-key", groupCloud, "ALIBABA_ACCESS_KEY_ID", []string{"ltai"}, `\b(LTAI[A-Za-z0-9]{12,20})\b`, 24),
@@ -245,8 +251,8 @@ func buildRules() []rule {
 		ctxRule("nasa-key", groupSaaS, "NASA_API_KEY", []string{"api.nasa.gov"}, `api\.nasa\.gov/[^\s"']{0,200}?api_key=([A-Za-z0-9]{40})\b`),
 		// ---- Private keys
 		{id: "private-key", group: groupKey, kind: "PRIVATE_KEY", keywords: []string{"private key-----", "private key block-----"},
-			re:     re(`-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s\\:.,()]|-[A-Za-z0-9])+?(?:-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----|$|-----)`),
-			before: 40, after: 16384, score: 1},
+			re:    re(`-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s\\:.,()"'\x60;]|-[A-Za-z0-9])+?(?:-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----|$|-----)`),
+			check: pemBody, before: 40, after: 16384, score: 1},
 		prefix("putty-private-key", groupKey, "PRIVATE_KEY", []string{"putty-user-key-file-"},
 			`(PuTTY-User-Key-File-[0-9]: [\s\S]{0,200}?Private-Lines: [0-9]+[^-]*?Private-MAC: [0-9a-f]+)`, 8192),
 		withCheck(prefix("private-key-base64", groupKey, "PRIVATE_KEY", []string{"ls0tls1crudjti"},
@@ -257,6 +263,7 @@ func buildRules() []rule {
 		// ---- JWT
 		withCheck(prefix("jwt", groupJWT, "JWT", []string{"eyj"},
 			`\b(eyJ[A-Za-z0-9_-]{8,}={0,2}\.eyJ[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]{8,})`, 8192), jwtHeader),
+		{id: "jwt-secret", group: groupJWT, kind: "JWT_SECRET", keywords: []string{"jwt"}, match: matchJWTSecret, score: 0.8, priority: 1},
 		// ---- Connection strings
 		{id: "connection-uri", group: groupConn, kind: "CONNECTION_STRING", keywords: []string{"://"},
 			match: matchURI(true), score: 1, priority: 1},
@@ -303,6 +310,10 @@ func buildRules() []rule {
 			match: matchPassword, score: 0.7, priority: 2},
 		{id: "generic-secret", group: groupGeneric, kind: "GENERIC_SECRET", keywords: secretWords,
 			match: matchSecret, score: 0.7, priority: 2},
+		{id: "generic-key", group: groupGeneric, kind: "GENERIC_SECRET", keywords: []string{"key", "pat"},
+			match: matchKey, score: 0.6, priority: 2},
+		{id: "generic-url-token", group: groupGeneric, kind: "URL_TOKEN", keywords: []string{"://"}, match: matchURLToken, score: 0.6, priority: 2},
+		{id: "generic-prefixed-token", group: groupGeneric, kind: "GENERIC_TOKEN", scan: scanPrefixed, score: 0.6, priority: 2},
 		{id: "generic-password-prose", group: groupGeneric, kind: "PASSWORD", keywords: []string{"password"}, anchored: true,
 			re:    re(`^(?i)password(?:\s+for\s+(?:the\s+)?user\s+["'\x60][^"'\x60\n]{1,64}["'\x60])?\s+is\s+["'\x60]([^"'\x60\s]{3,64})["'\x60]`),
 			after: 160, score: 0.6, priority: 2},
@@ -330,6 +341,26 @@ func jwtHeader(tok string) bool {
 	}
 	d := buf[:n]
 	return len(d) > 0 && d[0] == '{' && containsBytes(d, `"alg"`)
+}
+
+// pemBody reports whether a PEM match carries key material: a run of 40
+// base64 characters, which a key's body has on every line and prose that
+// names the header ("paste the -----BEGIN PRIVATE KEY----- block") lacks.
+// Quotes and '+' are allowed between the lines because keys pasted in code
+// are string literals joined across lines.
+func pemBody(m string) bool {
+	run := 0
+	for i := strings.Index(m, "KEY-----") + 8; i > 7 && i < len(m); i++ {
+		c := m[i]
+		if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '/' {
+			if run++; run >= 40 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
 
 // base64PEMKey reports whether a base64 blob starting with "-----BEGIN"

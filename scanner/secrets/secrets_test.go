@@ -19,6 +19,15 @@ func scan(t testing.TB, s *Scanner, text string) scanner.Finding {
 	return f
 }
 
+// matched returns the text of each match of f.
+func matched(text string, f scanner.Finding) []string {
+	var got []string
+	for _, m := range f.Matches {
+		got = append(got, text[m.Start:m.End])
+	}
+	return got
+}
+
 // Realistic-looking but invalid credentials; several are the providers'
 // own documentation examples.
 const (
@@ -72,7 +81,8 @@ func TestScan(t *testing.T) {
 		// Near misses.
 		{"aws id too short", "AKIAZ3MHQ7TX4KD2WQ5", nil, ""},
 		{"aws id lowercase", "akiaz3mhq7tx4kd2wq5n", nil, ""},
-		{"github prefix in word", "xghp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg", nil, ""},
+		// Not a GitHub token, but still a provider-shaped random token.
+		{"github prefix in word", "xghp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg", []string{"xghp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg"}, "GENERIC_TOKEN"},
 		{"github too short", "ghp_XIxB7KMNdAr3zq", nil, ""},
 		{"password prose", "Please rotate the password every month; the token expires.", nil, ""},
 		{"password variable", "password = os.environ['DB_PASSWORD']", nil, ""},
@@ -94,10 +104,7 @@ func TestScan(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := scan(t, s, tt.text)
-			var got []string
-			for _, m := range f.Matches {
-				got = append(got, tt.text[m.Start:m.End])
-			}
+			got := matched(tt.text, f)
 			if f.Detected != (len(tt.want) > 0) || strings.Join(got, "|") != strings.Join(tt.want, "|") {
 				t.Fatalf("got %q (%s), want %q", got, kindsOf(f), tt.want)
 			}

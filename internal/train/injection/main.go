@@ -39,6 +39,8 @@ func main() {
 	window := flag.Int("window", 0, "scoring window in bytes (0: default)")
 	lambda := flag.Float64("lambda", 0, "L2 penalty (0: default)")
 	epochs := flag.Int("epochs", 0, "SGD epochs (0: default)")
+	extra := flag.String("extra", "scanner/injection/testdata/handwritten.jsonl", "hand-written examples, trained on in every fold and never scored (\"\" for none)")
+	loso := flag.Bool("loso", true, "also report leave-one-source-out figures")
 	dry := flag.Bool("n", false, "cross-validate only, do not write the model")
 	showErrors := flag.Bool("errors", false, "list the texts cross-validation gets wrong (first 160 bytes)")
 	flag.Parse()
@@ -50,6 +52,11 @@ func main() {
 		log.Fatal(err)
 	}
 	opt := injection.TrainOptions{Window: *window, Lambda: *lambda, Epochs: *epochs, Exclude: injection.LogicViolating}
+	if *extra != "" {
+		if opt.Extra, err = dataset.ReadJSONL[injection.Example](*extra); err != nil {
+			log.Fatal(err)
+		}
+	}
 
 	start := time.Now()
 	probs := injection.CrossValidate(examples, *folds, opt)
@@ -75,6 +82,13 @@ func main() {
 		}
 	}
 
+	if *loso {
+		start = time.Now()
+		lp, names := injection.LeaveOneSourceOut(examples, opt)
+		log.Printf("leave-one-source-out over %d source families: %v", len(names), time.Since(start).Round(time.Millisecond))
+		fmt.Printf("\nleave-one-source-out (each family scored by a model trained without it), threshold %.4f:\n\n", threshold)
+		fmt.Print(injection.Evaluate(examples, lp, threshold))
+	}
 	if *dry {
 		return
 	}

@@ -1,0 +1,146 @@
+package injection
+
+import (
+	"strings"
+
+	"github.com/promptwall/promptwall/scanner"
+)
+
+// Where a text comes from decides what an imperative in it means. A user's
+// own request ("encode your answer in base64", "rewrite your previous
+// response") is an ordinary instruction however it is worded; the same
+// words inside an e-mail, a table, a web page or a tool's result that the
+// user pasted for the assistant to work on address the assistant behind the
+// user's back: a planted injection. The model therefore sees a text in two
+// zones: the request, and the content after it. Features found in the
+// content zone count twice: once with the weight every zone shares, and once
+// with a weight of their own, learned from content with and without planted
+// instructions (the BIPIA twins), so "your answer" in an e-mail weighs
+// heavily while "your answer" in a request does not.
+
+// Limits of the request/content split of a user message.
+const (
+	// maxLead is how far into a message the end of the user's own request
+	// is looked for; a first paragraph longer than this is not a question
+	// in front of pasted content.
+	maxLead = 512
+	// minContent is the least content worth a zone of its own.
+	minContent = 40
+)
+
+// contentStart returns the offset in the original text where content that
+// the user pasted or a tool returned begins, len(text) when there is none.
+// Tool results are content from their first byte. In a user message the
+// content is what follows the user's request: after the first blank line,
+// after a colon that introduces a quote, a code fence, markup or a table,
+// or at a code fence, within the first maxLead bytes. A message that opens
+// as a document does (mail headers, markup, a table, JSON, a code fence, a
+// traceback) is pasted content from its first byte.
+func contentStart(text string, role scanner.Role) int {
+	if role == scanner.RoleTool {
+		return 0
+	}
+	if role == scanner.RoleSystem || role == scanner.RoleAssistant {
+		return len(text)
+	}
+	if len(text) >= minContent && startsWithDocument(text) {
+		return 0
+	}
+	lead := text[:min(len(text), maxLead)]
+	best := len(text)
+	if i := strings.Index(lead, "\n\n"); i > 0 {
+		best = i + 2
+	} else if i := strings.Index(lead, "\n\r\n"); i > 0 {
+		best = i + 3
+	}
+	if i := strings.Index(lead, "```"); i > 0 && i < best {
+		best = i
+	}
+	for i := 0; i < min(best, len(lead)); i++ {
+		if lead[i] != ':' {
+			continue
+		}
+		j := i + 1
+		for j < len(lead) && (lead[j] == ' ' || lead[j] == '\t') {
+			j++
+		}
+		if j < len(lead) && strings.IndexByte("\n'\"`<{[|", lead[j]) >= 0 {
+			best = j
+			break
+		}
+	}
+	for best < len(text) && strings.IndexByte(" \t\r\n", text[best]) >= 0 {
+		best++
+	}
+	if len(text)-best < minContent {
+		return len(text)
+	}
+	return best
+}
+
+// foldedOffset maps an offset of the original text to the first offset of
+// view at or after it; the view's map to the original is monotone.
+func foldedOffset(view *scanner.View, orig int) int {
+	lo, hi := 0, len(view.S)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if a, _ := view.Span(mid, mid+1); a < orig {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// contentZone returns where the content zone of text begins in its folded
+// view, len(view.S) for none.
+func contentZone(text *scanner.Text, view *scanner.View, role scanner.Role) int {
+	return foldedZone(view, contentStart(text.Original, role), len(text.Original))
+}
+
+// foldedZone maps the start cs of the content zone in an original text of n
+// bytes to its folded view.
+func foldedZone(view *scanner.View, cs, n int) int {
+	switch {
+	case cs >= n:
+		return len(view.S)
+	case cs == 0:
+		return 0
+	}
+	return foldedOffset(view, cs)
+}
+
+// zoneBucket is the content zone's own bucket of a feature's bucket.
+func zoneBucket(b uint32, bits uint8) uint32 {
+	return mix(uint64(b)^seedZone, bits)
+}
+
+// documentOpenings are how a pasted document, rather than a request,
+// begins; compared case-insensitively after leading blanks.
+var documentOpenings = []string{
+	"subject:", "from:", "to:", "cc:", "date:", "email_from:", "received:",
+	"| ", "```", "traceback (most recent call last)", "<!doctype", "<html",
+	"<?xml", "{\"", "[{",
+}
+
+// startsWithDocument reports whether text opens as a document: a mail
+// header, a table row, a code fence, a traceback, markup or JSON. A bracket
+// or an angle bracket alone is not enough: "[admin override]" and
+// "<|system|>" open attacks typed by hand.
+func startsWithDocument(text string) bool {
+	t := strings.TrimLeft(text, " \t\r\n")
+	for _, o := range documentOpenings {
+		if len(t) >= len(o) && strings.EqualFold(t[:len(o)], o) {
+			return true
+		}
+	}
+	// A tag: '<' and a letter, then the tag's name up to '>' or a blank.
+	if len(t) > 2 && t[0] == '<' && (isASCIILetter(t[1]) || t[1] == '/') {
+		end := strings.IndexAny(t, "> \n")
+		return end > 1 && !strings.ContainsAny(t[1:end], "|")
+	}
+	return false
+}
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
