@@ -15,7 +15,7 @@ import (
 
 // redisInstances returns n RedisSets sharing one fresh key prefix, each
 // with its own client: n gateway instances.
-func redisInstances(t *testing.T, addr string, n int, opts RedisOptions) []*RedisSet {
+func redisInstances(t testing.TB, addr string, n int, opts RedisOptions) []*RedisSet {
 	t.Helper()
 	opts.Prefix = testsvc.Name("pwtest:") + ":"
 	sets := make([]*RedisSet, n)
