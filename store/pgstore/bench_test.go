@@ -30,7 +30,7 @@ func benchWriter(b *testing.B, batch int) {
 		for pb.Next() {
 			i++
 			p := &store.Prompt{OrgID: "org", UserID: "u", Type: store.TypePrompt, Provider: "openai",
-				Input: fmt.Sprintf("Summarize the meeting notes of week %d in three bullet points.", i),
+				Input:    fmt.Sprintf("Summarize the meeting notes of week %d in three bullet points.", i),
 				Scanners: `[{"id":"pii","mode":"flag"},{"id":"secrets","mode":"block"}]`, Result: result}
 			if err := s.Put(ctx, p); err != nil {
 				b.Error(err)
