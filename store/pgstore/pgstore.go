@@ -56,6 +56,10 @@ type Options struct {
 	Observer store.Observer
 	// Logger receives commit failures and sweeps; optional.
 	Logger *zap.Logger
+
+	// noSweeper leaves sweeping to explicit Sweep calls; tests use it to
+	// decide when a sweep runs.
+	noSweeper bool
 }
 
 // Store is an open PostgreSQL record store, safe for concurrent use.

@@ -81,3 +81,23 @@ var harness = storetest.Harness{
 }
 
 func TestConformance(t *testing.T) { storetest.RunRecords(t, harness) }
+
+func hostPort(t testing.TB, dsn string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
+
+// viaProxy returns dsn with its host:port replaced by addr.
+func viaProxy(t testing.TB, dsn, addr string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = addr
+	return u.String()
+}

@@ -13,7 +13,7 @@ const sweepChunk = 1000
 
 func (s *Store) runSweeper() {
 	defer close(s.sweeperDone)
-	if s.opts.Retention < 0 {
+	if s.opts.Retention < 0 || s.opts.noSweeper {
 		return
 	}
 	t := time.NewTicker(s.opts.SweepInterval)
