@@ -2,9 +2,11 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
@@ -76,5 +78,33 @@ func TestRedisLimitsValidate(t *testing.T) {
 				t.Fatalf("Validate = %v, want %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestMultiInstanceExampleAdapts keeps the README's example config valid.
+func TestMultiInstanceExampleAdapts(t *testing.T) {
+	body, err := os.ReadFile("../examples/multi-instance/Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt(body, map[string]any{"filename": "Caddyfile"})
+	if err != nil {
+		t.Fatalf("adapt: %v", err)
+	}
+	for _, w := range warnings {
+		t.Errorf("adapt warning: %s", w.Message)
+	}
+	var cfg struct {
+		Apps struct {
+			Promptwall struct {
+				Limits map[string]any `json:"limits"`
+			} `json:"promptwall"`
+		} `json:"apps"`
+	}
+	if err := json.Unmarshal(out, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if l := cfg.Apps.Promptwall.Limits; l["engine"] != "redis" || l["fail_mode"] != "closed" {
+		t.Errorf("example limits = %v, want the redis engine failing closed", l)
 	}
 }
