@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
 
+	"github.com/promptwall/promptwall/format"
 	"github.com/promptwall/promptwall/redteam"
 	"github.com/promptwall/promptwall/store"
 )
@@ -72,6 +74,9 @@ type AttackRun struct {
 	Attack     Attack         `json:"attack"`
 	Events     []AttackEvent  `json:"events"`
 	Results    []AttackResult `json:"results"`
+	// Target (extension) is "provider" or "endpoint:<name>": whether the
+	// attacks went straight to the provider or through that endpoint.
+	Target string `json:"target"`
 }
 
 // Attack is the spec's Attack.
@@ -100,6 +105,9 @@ type AttackResult struct {
 	Intent            string              `json:"intent"`
 	IntentCategory    string              `json:"intentCategory"`
 	Vulnerable        bool                `json:"vulnerable"`
+	// Outcome (extension) is vulnerable, resisted, blocked (by the
+	// endpoint, request or answer) or error.
+	Outcome string `json:"outcome"`
 }
 
 // CampaignRunList is the response of GET /backend/v1/campaign-runs.
@@ -155,6 +163,7 @@ func campaignRunOf(r *store.CampaignRun) CampaignRun {
 				Vector: ar.Attack.Vector, Converters: nonNil(ar.Attack.Converters)},
 			Events:  make([]AttackEvent, 0, len(ar.Events)),
 			Results: make([]AttackResult, 0, len(ar.Results)),
+			Target:  ar.Target,
 		}
 		if a.Total == "" {
 			a.Total = "0"
@@ -170,7 +179,7 @@ func campaignRunOf(r *store.CampaignRun) CampaignRun {
 			a.Results = append(a.Results, AttackResult{
 				Conversation: conv, ConversationSteps: res.ConversationSteps, Converter: res.Converter,
 				Error: res.Error, ErrorSummary: res.ErrorSummary, Fingerprint: res.Fingerprint,
-				Intent: res.Intent, IntentCategory: res.IntentCategory, Vulnerable: res.Vulnerable,
+				Intent: res.Intent, IntentCategory: res.IntentCategory, Vulnerable: res.Vulnerable, Outcome: res.Outcome,
 			})
 		}
 		out.AttackRuns = append(out.AttackRuns, a)
@@ -368,11 +377,16 @@ func (h *Handler) startCampaignRun(w http.ResponseWriter, r *http.Request, p Pri
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return &apiError{status: http.StatusRequestEntityTooLarge, code: CodeInvalidParameter, message: "request body too large"}
+			return &apiError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
+				message: fmt.Sprintf("the request body exceeds %d bytes", maxRunBody)}
 		}
 		return badParam("", "could not read the request body")
 	}
 	if len(body) > 0 {
+		if err := format.CheckKeys(body); err != nil {
+			de := err.(*format.DuplicateKeyError)
+			return badParam(de.Path(), "%s", de.Error())
+		}
 		var req map[string]json.RawMessage
 		if err := json.Unmarshal(body, &req); err != nil {
 			return badParam("", "the request body must be a JSON object")

@@ -157,7 +157,9 @@ func (h *Handler) getChat(w http.ResponseWriter, r *http.Request, p Principal) *
 	}
 	out := ChatWithPrompts{Chat: chatOf(c), Prompts: make([]Prompt, 0, len(prompts))}
 	for _, pr := range prompts {
-		if pr.OrgID != c.OrgID {
+		// A chat shows its creator's prompts to whoever it is shared
+		// with; anyone else's only to those who may read them.
+		if pr.OrgID != c.OrgID || (pr.UserID != c.UserID && !p.mayRead(pr)) {
 			continue
 		}
 		out.Prompts = append(out.Prompts, promptOf(pr, pr.ID))

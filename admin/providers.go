@@ -169,7 +169,8 @@ func (h *Handler) listProviders(w http.ResponseWriter, r *http.Request, p Princi
 // when Config.LimitWait is zero.
 const defaultLimitWait = 2 * time.Second
 
-// limiterFor returns the provider's limiter, nil when none applies.
+// limiterFor returns the provider's limiter, nil when none applies. Its
+// limits are the running config's, applied when that config started.
 func (h *Handler) limiterFor(c *provider.Config) (limits.Gate, error) {
 	if h.prompts.limits == nil {
 		return nil, nil
@@ -178,5 +179,5 @@ func (h *Handler) limiterFor(c *provider.Config) (limits.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.prompts.limits.Get(c.Name, lc), nil
+	return h.prompts.limits.Attach(c.Name, lc), nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/promptwall/promptwall/format"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
 	"github.com/promptwall/promptwall/record"
@@ -80,10 +81,19 @@ func decodeBody(w http.ResponseWriter, r *http.Request, dst any) *apiError {
 	if !utf8.Valid(body) {
 		return badParam("", "the request body is not valid UTF-8")
 	}
+	// encoding/json keeps the last of two keys equal but for case; the
+	// gateway refuses such bodies as ambiguous, and so does the API.
+	if err := format.CheckKeys(body); err != nil {
+		de := err.(*format.DuplicateKeyError)
+		return badParam(de.Path(), "%s", de.Error())
+	}
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			if te.Field == "" {
+				return badParam("", "the request body must be a JSON object")
+			}
 			return badParam(te.Field, "%s must be a %s", te.Field, jsonKind(te.Type.Kind().String()))
 		}
 		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
@@ -398,7 +408,8 @@ func (h *Handler) finishPrompt(w http.ResponseWriter, r *http.Request, p Princip
 		rec.Result.ProviderResult = record.MaskValues(truncateUTF8(x.raw, providerResultLimit), sensitive)
 	default:
 		rec.Result.ProviderResult = record.MaskValues(truncateUTF8(x.raw, providerResultLimit), sensitive)
-		rec.Result.Response = record.Response(x.outConv, x.output)
+		// A model may echo what the input's scanners found.
+		rec.Result.Response = record.MaskValues(record.Response(x.outConv, x.output), sensitive)
 	}
 	// What the client sees: the stored record's result, except that a
 	// redacted answer is shown with its redactions applied.
@@ -426,6 +437,15 @@ func (h *Handler) finishPrompt(w http.ResponseWriter, r *http.Request, p Princip
 	}
 	if err := res.Commit(rec); err != nil {
 		return internal(fmt.Errorf("committing prompt record: %w", err))
+	}
+	// The id is returned, and may be attached to a chat or template, only
+	// once its record is on disk: a client reads it (or sends a follow-up
+	// with it as parentId) at once, and nothing may reference a record a
+	// crash can still lose.
+	if err := res.WaitCommitted(r.Context()); err != nil {
+		w.Header().Set("Retry-After", "1")
+		return &apiError{status: http.StatusServiceUnavailable, code: CodeUnavailable,
+			message: "the prompt could not be recorded; retry shortly", cause: err}
 	}
 	if chat != nil {
 		if err := h.store.AddChatPrompt(chat.ID, rec.ID); err != nil {

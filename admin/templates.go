@@ -114,7 +114,8 @@ func (h *Handler) getTemplate(w http.ResponseWriter, r *http.Request, p Principa
 	}
 	out := TemplateWithPrompts{PromptTemplate: templateOf(t), Prompts: make([]Prompt, 0, len(prompts))}
 	for _, pr := range prompts {
-		if pr.OrgID != p.OrgID {
+		// A member's own template may hold prompts an admin sent from it.
+		if !p.mayRead(pr) {
 			continue
 		}
 		root := pr.Memory

@@ -107,6 +107,13 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (Caddyfiles, logs, databases)")
 	flag.BoolVar(&quick, "quick", false, "3 s phases, one repetition (a smoke run, not a measurement)")
 	flag.Parse()
+	if *lagMode {
+		if err := runLag(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if quick {
 		o.Duration, o.Reps, o.ProfileSec = 3*time.Second, 1, 3
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
 
 	"github.com/promptwall/promptwall/admin"
 	"github.com/promptwall/promptwall/provider"
@@ -33,22 +34,27 @@ func (h *APIHandler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading promptwall app: %w", err)
 	}
-	app := appIface.(*App)
-	h.api, err = admin.New(admin.Config{
-		Store:              app.Store(),
-		Logger:             ctx.Logger(),
-		BootstrapTokenHash: app.bootstrapHash,
-		BootstrapOrgID:     defaultOrgID(),
-		Endpoints:          endpointResolver{app},
-		Providers:          appProviders{app},
-		Screener:           appScreener{app},
-		Sender:             providerClient,
-		Limits:             app.limitSet(),
-		Campaigns:          app.shared.runner,
-		RedTeam:            orgFeatures{app.shared.store},
-		ProviderLookup:     app.providerLookup,
-	})
+	h.api, err = appIface.(*App).newAPI(ctx.Logger())
 	return err
+}
+
+// newAPI builds the /backend/v1 API over the app, for a site route or the
+// admin listener alike.
+func (a *App) newAPI(logger *zap.Logger) (http.Handler, error) {
+	return admin.New(admin.Config{
+		Store:              a.Store(),
+		Logger:             logger,
+		BootstrapTokenHash: a.bootstrapHash,
+		BootstrapOrgID:     defaultOrgID(),
+		Endpoints:          endpointResolver{a},
+		Providers:          appProviders{a},
+		Screener:           appScreener{a},
+		Sender:             providerClient,
+		Limits:             a.limitSet(),
+		Campaigns:          a.shared.runner,
+		RedTeam:            orgFeatures{a.shared.store},
+		ProviderLookup:     a.providerLookup,
+	})
 }
 
 // ServeHTTP answers the request from the API.
@@ -77,15 +83,13 @@ var (
 )
 
 // appProviders gives the API the config's providers. Providers are declared
-// by the operator and belong to the default organization.
+// by the operator and belong to the default organization; the orgs each
+// names may use them too.
 type appProviders struct{ app *App }
 
 func (p appProviders) Provider(orgID, idOrName string) (*provider.Config, bool) {
-	if orgID != defaultOrgID() {
-		return nil, false
-	}
 	cp, ok := p.app.provider(idOrName)
-	if !ok {
+	if !ok || !p.app.providerServes(cp, orgID) {
 		return nil, false
 	}
 	cfg := cp.cfg

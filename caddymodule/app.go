@@ -15,6 +15,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/dgraph-io/ristretto/v2"
 	"go.uber.org/zap"
+	"golang.org/x/time/rate"
 
 	"github.com/promptwall/promptwall/cli"
 	"github.com/promptwall/promptwall/limits"
@@ -47,6 +48,18 @@ type App struct {
 	// EnqueueWait bounds how long a request waits for queue space before it
 	// is refused with 503. Default: 1s.
 	EnqueueWait caddy.Duration `json:"enqueue_wait,omitempty"`
+	// MaxSize bounds the data in the database file (bytes): past it the
+	// oldest records that are not preserved are deleted first, and
+	// promptwall_store_records_evicted_total counts them. Default: 0, no
+	// bound.
+	MaxSize int64 `json:"max_size,omitempty"`
+	// Durability is when a record counts as stored: "sync" (no answer is
+	// acknowledged before its record is on disk; inline answers hold
+	// their last byte, API answers their response, until the record's
+	// batch is committed) or "batched" (records are committed in batches
+	// up to 10ms after the answer; a crash loses the last few). Default:
+	// sync.
+	Durability string `json:"durability,omitempty"`
 	// BootstrapToken is the API credential of the default organization's
 	// owner. Default: the environment variable PROMPTWALL_BOOTSTRAP_TOKEN.
 	// Only its SHA-256 is stored.
@@ -86,6 +99,13 @@ type App struct {
 	endpoints     map[string]*compiledEndpoint
 	metrics       *metrics
 	logger        *zap.Logger
+	// campaigns are the declared campaigns, validated, stored at Start.
+	campaigns  []*store.Campaign
+	durability store.Durability
+	// previous is the config that was live when this one started; stopped
+	// is set once Caddy stops this config (see activate.go).
+	previous *App
+	stopped  bool
 }
 
 // CaddyModule returns the Caddy module information.
@@ -101,7 +121,7 @@ const BootstrapEnv = "PROMPTWALL_BOOTSTRAP_TOKEN"
 const DefaultOrgName = "default"
 
 // Provision opens (or shares) the store and compiles the endpoints.
-func (a *App) Provision(ctx caddy.Context) error {
+func (a *App) Provision(ctx caddy.Context) (err error) {
 	a.logger = ctx.Logger()
 	a.metrics = getMetrics()
 	if err := a.metrics.register(ctx.GetMetricsRegistry()); err != nil {
@@ -122,6 +142,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	if a.Retention == 0 {
 		a.Retention = caddy.Duration(30 * 24 * time.Hour)
+	}
+	if a.durability, err = store.ParseDurability(a.Durability); err != nil {
+		return err
 	}
 	if a.VerdictCacheBytes == 0 {
 		a.VerdictCacheBytes = scanner.DefaultCacheBytes
@@ -179,13 +202,6 @@ func (a *App) Validate() error {
 	return nil
 }
 
-// Start is a no-op: the store's writer starts when the store opens.
-func (a *App) Start() error { return nil }
-
-// Stop is a no-op: shared state is released in Cleanup, after the next
-// config (if any) has taken its reference.
-func (a *App) Stop() error { return nil }
-
 // Cleanup releases this config's reference to the shared state; the store is
 // drained and closed when the last reference goes.
 func (a *App) Cleanup() error {
@@ -210,9 +226,14 @@ type sharedState struct {
 	// runner executes campaigns; runs outlive config reloads.
 	runner        *redteam.Runner
 	stopSchedules context.CancelFunc
-	// current is the newest provisioned config, which long-lived work
-	// (campaign runs) uses for providers and endpoints.
-	current   atomic.Pointer[App]
+	// current is the config that runs (the last one started and not
+	// rolled back), which long-lived work (campaign runs) uses for
+	// providers and endpoints.
+	current atomic.Pointer[App]
+	// activeMu orders Start and Stop of configs sharing this state.
+	activeMu sync.Mutex
+	// refusals samples the refused requests that are recorded.
+	refusals  *rate.Limiter
 	verdicts  *scanner.VerdictCache
 	pipelines *ristretto.Cache[string, *scanner.Pipeline]
 }
@@ -252,7 +273,8 @@ func newCaches(verdictBytes int64) (*sharedState, error) {
 		verdicts.Close()
 		return nil, err
 	}
-	return &sharedState{verdicts: verdicts, pipelines: pipelines, limits: limits.NewRegistry(nil, limitsObserver{getMetrics()})}, nil
+	return &sharedState{verdicts: verdicts, pipelines: pipelines, limits: limits.NewRegistry(nil, limitsObserver{getMetrics()}),
+		refusals: newRefusalSampler()}, nil
 }
 
 func (a *App) openShared(path string) (*sharedState, error) {
@@ -272,6 +294,8 @@ func (a *App) openShared(path string) (*sharedState, error) {
 		OpenTimeout: time.Duration(a.OpenTimeout),
 		QueueSize:   a.QueueSize,
 		EnqueueWait: time.Duration(a.EnqueueWait),
+		Durability:  a.durability,
+		MaxSize:     a.MaxSize,
 		Retention:   retention,
 		Observer:    storeObserver{a.metrics},
 		Logger:      a.logger.Named("store"),

@@ -39,6 +39,8 @@ func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 //	    retention           <duration>
 //	    queue_size          <records>
 //	    enqueue_wait        <duration>
+//	    durability          sync|batched
+//	    max_size            <size>
 //	    bootstrap_token     <token>
 //	    verdict_cache_size  <size>
 //	    limits redis { ... }                # limits shared by instances (see RedisLimits)
@@ -96,6 +98,13 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&a.BootstrapToken) {
 				return d.ArgErr()
 			}
+		case "durability":
+			if !d.AllArgs(&a.Durability) {
+				return d.ArgErr()
+			}
+			if a.Durability != "sync" && a.Durability != "batched" {
+				return d.Errf("durability %q: must be sync or batched", a.Durability)
+			}
 		case "open_timeout", "retention", "enqueue_wait":
 			dur, err := parseDurationArg(d)
 			if err != nil {
@@ -108,6 +117,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			a.QueueSize = n
+		case "max_size":
+			n, err := parseSizeArg(d)
+			if err != nil {
+				return err
+			}
+			a.MaxSize = n
 		case "verdict_cache_size":
 			n, err := parseSizeArg(d)
 			if err != nil {
@@ -569,6 +584,7 @@ func parseHandlerDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 //	    authenticate
 //	    max_queue_wait    <duration>
 //	    stream_hold_back  <bytes>
+//	    body_read_timeout <duration>
 //	    pass_through      upgrade|multipart|unknown_format ...
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -632,6 +648,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return derr
 			}
 			h.MaxQueueWait = dur
+		case "body_read_timeout":
+			dur, derr := parseDurationArg(d)
+			if derr != nil {
+				return derr
+			}
+			h.BodyReadTimeout = dur
 		case "stream_hold_back":
 			n, perr := parseIntArg(d)
 			if perr != nil {

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/promptwall/promptwall/redteam"
+	"github.com/promptwall/promptwall/store"
 )
 
 // campaignCommand starts a campaign in the running gateway through its API
@@ -92,7 +95,8 @@ type campaignRunView struct {
 	Total      string  `json:"total"`
 	CASIScore  string  `json:"CASIScore"`
 	AttackRuns []struct {
-		ErrorCount int `json:"errorCount"`
+		ErrorCount int    `json:"errorCount"`
+		Target     string `json:"target"`
 		Attack     struct {
 			Pack     string `json:"pack"`
 			Severity int    `json:"severity"`
@@ -101,6 +105,7 @@ type campaignRunView struct {
 			Converter  string `json:"converter"`
 			Vulnerable bool   `json:"vulnerable"`
 			Intent     string `json:"intent"`
+			Outcome    string `json:"outcome"`
 		} `json:"results"`
 	} `json:"attackRuns"`
 }
@@ -148,29 +153,70 @@ func runCampaign(w io.Writer, cl apiClient, name string, wait bool, poll time.Du
 	}
 }
 
+// printCampaignSummary prints, per target (the provider directly, or
+// behind an endpoint) and pack, how many attempts were sent, succeeded and
+// were blocked, then each target's CASI score, so that one run shows what
+// the endpoint's policy is worth.
 func printCampaignSummary(w io.Writer, run campaignRunView) {
-	type tally struct{ sent, vulnerable, errors int }
-	byPack := map[string]*tally{}
-	var packs []string
+	type key struct{ target, pack string }
+	type tally struct {
+		sent, vulnerable, blocked, errors int
+		stats                             store.RunStats
+	}
+	rows := map[key]*tally{}
+	byTarget := map[string]*tally{}
+	var keys []key
+	var targets []string
 	for _, ar := range run.AttackRuns {
-		t := byPack[ar.Attack.Pack]
+		k := key{ar.Target, ar.Attack.Pack}
+		t := rows[k]
 		if t == nil {
 			t = &tally{}
-			byPack[ar.Attack.Pack] = t
-			packs = append(packs, ar.Attack.Pack)
+			rows[k] = t
+			keys = append(keys, k)
 		}
-		t.errors += ar.ErrorCount
+		tt := byTarget[ar.Target]
+		if tt == nil {
+			tt = &tally{}
+			byTarget[ar.Target] = tt
+			targets = append(targets, ar.Target)
+		}
 		for _, res := range ar.Results {
-			t.sent++
-			if res.Vulnerable {
-				t.vulnerable++
+			for _, x := range []*tally{t, tt} {
+				x.sent++
+				switch {
+				case res.Outcome == redteam.OutcomeError:
+					x.errors++
+					continue
+				case res.Vulnerable:
+					x.vulnerable++
+				default:
+					x.stats.SeverityResisted += ar.Attack.Severity
+				}
+				if res.Outcome == redteam.OutcomeBlocked {
+					x.blocked++
+				}
+				x.stats.SeverityJudged += ar.Attack.Severity
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n%-30s %8s %11s %7s\n", "pack", "attempts", "vulnerable", "errors")
-	for _, p := range packs {
-		t := byPack[p]
-		fmt.Fprintf(w, "%-30s %8d %11d %7d\n", p, t.sent, t.vulnerable, t.errors)
+	fmt.Fprintf(w, "\n%-18s %-26s %8s %11s %8s %7s\n", "target", "pack", "attempts", "vulnerable", "blocked", "errors")
+	for _, k := range keys {
+		t := rows[k]
+		fmt.Fprintf(w, "%-18s %-26s %8d %11d %8d %7d\n", targetLabel(k.target), k.pack, t.sent, t.vulnerable, t.blocked, t.errors)
 	}
-	fmt.Fprintf(w, "\nCASI score: %s (0-100, higher is safer)\n", run.CASIScore)
+	fmt.Fprintln(w)
+	for _, tg := range targets {
+		fmt.Fprintf(w, "CASI score %-18s %6s\n", targetLabel(tg)+":", redteam.CASIScore(byTarget[tg].stats))
+	}
+	fmt.Fprintf(w, "CASI score %-18s %6s (0-100, higher is safer)\n", "overall:", run.CASIScore)
+}
+
+// targetLabel names a target for the summary; runs recorded before targets
+// were reported show as "-".
+func targetLabel(t string) string {
+	if t == "" {
+		return "-"
+	}
+	return t
 }

@@ -72,11 +72,18 @@ type Handler struct {
 	// recognises). Each is recorded as passed with every scanner skipped,
 	// never as screened. Default: none; all are refused with 4xx.
 	PassThrough []string `json:"pass_through,omitempty"`
-	// StreamHoldBack is how many bytes of a streamed answer's text are
-	// withheld until screened past: a secret or banned phrase up to this
-	// long that is split across events is caught before any of it is
-	// released. Default: 256.
+	// StreamHoldBack is the most text of a streamed answer withheld, in
+	// bytes. Text is released as soon as no output detector that blocks or
+	// redacts could still find a match in it (ordinary prose a word
+	// behind); text further than this before the end of the answer is
+	// released regardless, so a secret or banned phrase up to this long
+	// that is split across events is always caught before any of it
+	// leaves. Default: 256.
 	StreamHoldBack int `json:"stream_hold_back,omitempty"`
+	// BodyReadTimeout bounds how long the request body may take to arrive:
+	// a client that trickles or stalls a body is answered 408 rather than
+	// held. Default: 30s.
+	BodyReadTimeout caddy.Duration `json:"body_read_timeout,omitempty"`
 
 	app     *App
 	ep      *compiledEndpoint
@@ -203,6 +210,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// Requests without a body carry no prompt (model listings, health
 	// checks): nothing to screen, nothing to record.
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
+		if hasBody(r) {
+			return h.refuseBodylessMethod(w, r)
+		}
 		return next.ServeHTTP(w, r)
 	}
 	// errFmt picks the error shape of a request refused before its format
@@ -210,6 +220,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	errFmt := func() format.Format { return h.errorFormat(r.URL.Path) }
 	var who principal
 	if h.Authenticate {
+		if tokenInQuery(r) {
+			h.app.metrics.rejected.WithLabelValues("unauthenticated").Inc()
+			return h.writeError(w, errFmt(), http.StatusUnauthorized, "invalid_api_key", errTokenInQuery)
+		}
 		var err error
 		if who, err = h.authenticate(r); err != nil {
 			h.app.metrics.rejected.WithLabelValues("unauthenticated").Inc()
@@ -249,12 +263,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 
 	body := getBuf()
 	defer putBuf(body)
-	if _, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, h.MaxBodySize)); err != nil {
+	clearDeadline := h.bodyDeadline(w)
+	_, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, h.MaxBodySize))
+	clearDeadline()
+	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			h.app.metrics.rejected.WithLabelValues("too_large").Inc()
 			return h.writeError(w, errFmt(), http.StatusRequestEntityTooLarge, "request_too_large", h.tooLargeMessage())
 		}
-		return caddyhttp.Error(http.StatusBadRequest, fmt.Errorf("reading request body: %w", err))
+		return h.writeBodyError(w, errFmt(), err)
 	}
 	raw := body.Bytes()
 	if !utf8.Valid(raw) {
@@ -302,6 +319,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			x.res.Cancel()
 		}
 	}()
+	var gate *commitGate
+	if w, gate = h.gateWrites(w); gate != nil {
+		defer gate.release(r.Context(), x.res, h.logger)
+	}
 	x.id = store.NewID()
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	repl.Set("promptwall.prompt_id", x.id)
@@ -339,9 +360,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// fully written (streams included).
 	release, err := h.acquire(r.Context())
 	if err != nil {
-		committed = true
-		x.upstreamErr = err
-		x.commit()
+		h.app.metrics.rejected.WithLabelValues("provider_limit").Inc()
+		if h.recordRefusal() {
+			committed = true
+			x.upstreamErr = err
+			x.commit()
+		}
 		return h.writeLimited(w, x, err)
 	}
 	defer release()
@@ -442,12 +466,6 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 		return nil
 	}
 	ss := &streamScreening{pipe: newStreamPipe(flush), done: make(chan struct{})}
-	screen := func(ctx context.Context, conv *scanner.Conversation) *scanner.Result {
-		start := time.Now()
-		res := h.ep.pipeline.Screen(ctx, conv, scanner.Output)
-		h.metrics.screenDuration(scanner.Output).Observe(time.Since(start).Seconds())
-		return res
-	}
 	enc := ic.Header().Get("Content-Encoding")
 	ic.Header().Del("Content-Encoding")
 	start := time.Now()
@@ -471,12 +489,7 @@ func (h *Handler) startStreamScreening(ctx context.Context, x *exchange, ic *int
 			_ = ic.flushStream()
 			return
 		}
-		ss.out, ss.err = streamscreen.Run(ctx, streamscreen.Options{
-			Stream:   x.format.NewStream(body),
-			Screen:   screen,
-			Emit:     emit,
-			HoldBack: h.StreamHoldBack,
-		})
+		ss.out, ss.err = streamscreen.Run(ctx, h.streamOptions(x, x.format.NewStream(body), emit))
 		// The last events (the terminator, a block) are released after the
 		// upstream's last write was used up: flush them before the handler
 		// returns.
@@ -602,9 +615,10 @@ func (x *exchange) commit() {
 	p.Input = record.Text(x.conv, shown, x.input)
 	results := make([]store.ScannerResult, 0, scannerCount(x.input)+scannerCount(x.output))
 	p.Result.ScannerResults = record.AppendScannerResults(record.AppendScannerResults(results, x.input, shown), x.output, 0)
-	p.Result.Response = record.Response(x.outConv, x.output)
-	// The raw answer may echo what the scanners found on either side.
+	// The answer, raw or parsed, may echo what the scanners found on
+	// either side (a model repeating the user's address).
 	sensitive := append(record.SensitiveValues(x.conv, x.input), record.SensitiveValues(x.outConv, x.output)...)
+	p.Result.Response = record.MaskValues(record.Response(x.outConv, x.output), sensitive)
 	p.Result.ProviderResult = record.MaskValues(truncate(x.providerResult, providerResultLimit), sensitive)
 	p.Result.Outcome = string(worst(x.input, x.output))
 	if x.upstreamErr != nil && x.input.Outcome != scanner.Blocked {
@@ -616,6 +630,12 @@ func (x *exchange) commit() {
 	}
 	p.Scanners = h.ep.settingsJSON()
 	if h.ep.hasDeferred {
+		if h.app.shared.store.Durability() == store.DurabilitySync {
+			// The answer waits for its record, not for the deferred
+			// scanners: the record is committed now and replaced with
+			// their results later.
+			x.res.Commit(&p)
+		}
 		go x.commitDeferred(p, shown)
 		return
 	}
@@ -630,7 +650,12 @@ func (x *exchange) commitDeferred(p store.Prompt, shown int) {
 	if deferred.Outcome.Severity() > scanner.Outcome(p.Result.Outcome).Severity() {
 		p.Result.Outcome = string(deferred.Outcome)
 	}
-	x.res.Commit(&p)
+	if err := x.res.Commit(&p); errors.Is(err, store.ErrReservationUsed) {
+		// Committed already (durability sync): replace it.
+		if err := x.h.app.shared.store.Put(context.Background(), &p); err != nil {
+			x.h.logger.Error("recording deferred scanner results", zap.String("id", p.ID), zap.Error(err))
+		}
+	}
 }
 
 func scannerCount(res *scanner.Result) int {

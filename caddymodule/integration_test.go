@@ -22,9 +22,11 @@ import (
 const (
 	testToken   = "pw_test_0123456789abcdef0123456789abcdef0123456789abcdef"
 	gatewayPort = 9480
-	// fakeAWSKey is shaped like a real access key id; it is not one.
+	// fakeAWSKey and fakeAWSSecret are shaped like a real access key id
+	// and secret; they are not ones. (A value with "EXAMPLE" in it is a
+	// documentation placeholder, which the secrets scanner leaves alone.)
 	fakeAWSKey    = "AKIAZ7VRSQ4LMXWB2PEH"
-	fakeAWSSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY9"
+	fakeAWSSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8vN2kLp7Ht9"
 )
 
 const completion = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hi there."},"finish_reason":"stop"}]}`

@@ -35,6 +35,8 @@ type metrics struct {
 	storeCommit     prometheus.Histogram
 	storeErrors     prometheus.Counter
 	storeRejected   prometheus.Counter
+	storeBytes      prometheus.Gauge
+	storeEvicted    prometheus.Counter
 
 	// The engine reports every scanner run and verdict-cache lookup, a
 	// dozen times per request: their children are resolved once, not
@@ -68,7 +70,7 @@ func getMetrics() *metrics {
 			}, []string{"scanner", "provider", "project", "direction", "action"}),
 			rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Namespace: ns, Name: "requests_rejected_total",
-				Help: "Requests refused before screening, by reason (malformed, too_large, unsupported, store_full).",
+				Help: "Requests refused before they were forwarded, by reason (malformed, too_large, unsupported, unauthenticated, store_full, provider_limit).",
 			}, []string{"reason"}),
 			scannerDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 				Namespace: ns, Name: "scanner_duration_seconds",
@@ -128,6 +130,14 @@ func getMetrics() *metrics {
 				Namespace: ns, Subsystem: "store", Name: "records_rejected_total",
 				Help: "Requests refused with 503 because the record queue stayed full.",
 			}),
+			storeBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+				Namespace: ns, Subsystem: "store", Name: "data_bytes",
+				Help: "Bytes of data in the database file (pages in use), measured when max_size is set.",
+			}),
+			storeEvicted: prometheus.NewCounter(prometheus.CounterOpts{
+				Namespace: ns, Subsystem: "store", Name: "records_evicted_total",
+				Help: "Records deleted before their retention ran out to keep the database within max_size.",
+			}),
 		}
 		pwMetrics.verdictHits = pwMetrics.cacheHits.WithLabelValues("verdict")
 		pwMetrics.verdictMisses = pwMetrics.cacheMisses.WithLabelValues("verdict")
@@ -141,6 +151,7 @@ func (m *metrics) collectors() []prometheus.Collector {
 		m.screenDuration, m.upstreamSeconds, m.streamTTFB, m.cacheHits, m.cacheMisses,
 		m.limitRejected, m.inFlight, m.queueWait,
 		m.storeQueueDepth, m.storeBatchSize, m.storeCommit, m.storeErrors, m.storeRejected,
+		m.storeBytes, m.storeEvicted,
 	}
 }
 
@@ -296,6 +307,10 @@ func (o storeObserver) Committed(batch int, d time.Duration, err error) {
 	o.m.storeCommit.Observe(d.Seconds())
 }
 func (o storeObserver) Rejected() { o.m.storeRejected.Inc() }
+func (o storeObserver) Size(used int64, evicted int) {
+	o.m.storeBytes.Set(float64(used))
+	o.m.storeEvicted.Add(float64(evicted))
+}
 
 // limitsObserver feeds the provider limiters' hooks into the collectors.
 // Provider names come from the operator's configuration: bounded labels.

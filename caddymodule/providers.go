@@ -14,10 +14,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/promptwall/promptwall/admin"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/provider"
-	"github.com/promptwall/promptwall/store"
 )
 
 // configuredProvider is a provider of the running config: its settings with
@@ -25,12 +23,16 @@ import (
 type configuredProvider struct {
 	cfg     provider.Config
 	limiter limits.Gate
+	// limits are applied to limiter when this config starts (see
+	// App.Start), never while it is provisioned.
+	limits limits.Config
 }
 
 // provisionProviders resolves secrets, validates, and attaches each
-// provider's limiter from the shared registry: a reload updates a limiter's
-// limits in place, so buckets are not refilled and slots held by requests
-// in flight stay counted.
+// provider's limiter from the shared registry. The limits themselves are
+// applied in place when the config starts, so buckets are not refilled,
+// slots held by requests in flight stay counted, and a reload that fails
+// changes nothing.
 func (a *App) provisionProviders() error {
 	repl := caddy.NewReplacer()
 	a.providers = make(map[string]*configuredProvider, len(a.Providers))
@@ -52,10 +54,7 @@ func (a *App) provisionProviders() error {
 		if err != nil {
 			return fmt.Errorf("provider %q: %w", cfg.Name, err)
 		}
-		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.limitSet().Get(cfg.Name, lc)}
-	}
-	if a.shared.store != nil {
-		return a.syncProviderVersions()
+		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.limitSet().Attach(cfg.Name, lc), limits: lc}
 	}
 	return nil
 }
@@ -63,15 +62,7 @@ func (a *App) provisionProviders() error {
 // syncProviderVersions stores each provider's configuration as a version
 // when it changed, so the API's configAt can answer for a past time.
 func (a *App) syncProviderVersions() error {
-	current := make([]*store.ProviderRecord, 0, len(a.providers))
-	for _, p := range a.providers {
-		rec, err := admin.ProviderRecord(defaultOrgID(), &p.cfg)
-		if err != nil {
-			return err
-		}
-		current = append(current, rec)
-	}
-	return a.shared.store.SyncProviders(defaultOrgID(), current, time.Now())
+	return a.syncOrgProviders(time.Now())
 }
 
 // provider returns a configured provider by name or id.
@@ -105,15 +96,20 @@ type principal struct {
 // the provider key. The token is looked up by its SHA-256 (only hashes are
 // stored) and the hashes compared in constant time.
 func (h *Handler) authenticate(r *http.Request) (principal, error) {
-	token := presentedToken(r)
+	return h.app.authenticateToken(presentedToken(r))
+}
+
+// authenticateToken maps a presented Promptwall token to its org and user;
+// every failure is errBadToken, so no answer tells which part was wrong.
+func (a *App) authenticateToken(token string) (principal, error) {
 	if token == "" {
 		return principal{}, errBadToken
 	}
 	hash := sha256.Sum256([]byte(token))
-	if bh := h.app.bootstrapHash; bh != nil && subtle.ConstantTimeCompare(bh[:], hash[:]) == 1 {
+	if bh := a.bootstrapHash; bh != nil && subtle.ConstantTimeCompare(bh[:], hash[:]) == 1 {
 		return principal{orgID: defaultOrgID(), userID: "bootstrap"}, nil
 	}
-	st := h.app.shared.store
+	st := a.shared.store
 	tok, err := st.LookupToken(hash)
 	if err != nil || subtle.ConstantTimeCompare(tok.Hash[:], hash[:]) != 1 {
 		return principal{}, errBadToken
@@ -129,21 +125,29 @@ func (h *Handler) authenticate(r *http.Request) (principal, error) {
 	return principal{orgID: org.ID, userID: user.ID}, nil
 }
 
-// presentedToken finds the token wherever the client's SDK puts its key.
+// presentedToken finds the token in whichever header the client's SDK puts
+// its key; never in the URL (see errTokenInQuery).
 func presentedToken(r *http.Request) string {
+	tok, _ := headerToken(r, credentialHeaders[1:])
+	return tok
+}
+
+// headerToken reads a token from Authorization (Bearer scheme only) or else
+// from the first of headers that is set; found tells whether any was.
+func headerToken(r *http.Request, headers []string) (token string, found bool) {
 	if v := r.Header.Get("Authorization"); v != "" {
 		scheme, tok, ok := strings.Cut(v, " ")
 		if ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(tok)
+			return strings.TrimSpace(tok), true
 		}
-		return ""
+		return "", true
 	}
-	for _, h := range credentialHeaders[1:] {
+	for _, h := range headers {
 		if v := r.Header.Get(h); v != "" {
-			return strings.TrimSpace(v)
+			return strings.TrimSpace(v), true
 		}
 	}
-	return r.URL.Query().Get("key")
+	return "", false
 }
 
 // useProviderKey replaces whatever credential the client sent with the

@@ -42,11 +42,10 @@ type Campaign struct {
 // campaignID derives a campaign's stable UUID from its name.
 func campaignID(name string) string { return endpointID("campaign/" + name) }
 
-// provisionCampaigns stores the declared campaigns and makes sure the
-// shared runner exists.
+// provisionCampaigns validates the declared campaigns (stored when the
+// config starts) and makes sure the shared runner exists.
 func (a *App) provisionCampaigns() error {
 	shared := a.shared
-	shared.current.Store(a)
 	if shared.runner == nil {
 		var packs []*redteam.Pack
 		for _, f := range a.PackFiles {
@@ -82,15 +81,19 @@ func (a *App) provisionCampaigns() error {
 		go runner.RunSchedules(ctx)
 		shared.runner, shared.stopSchedules = runner, cancel
 	}
+	a.campaigns = make([]*store.Campaign, 0, len(a.Campaigns))
 	for _, c := range a.Campaigns {
-		if err := a.putCampaign(c); err != nil {
+		sc, err := a.storedCampaign(c)
+		if err != nil {
 			return fmt.Errorf("campaign %q: %w", c.Name, err)
 		}
+		a.campaigns = append(a.campaigns, sc)
 	}
 	return nil
 }
 
-func (a *App) putCampaign(c Campaign) error {
+// storedCampaign validates c and returns it as stored.
+func (a *App) storedCampaign(c Campaign) (*store.Campaign, error) {
 	sc := &store.Campaign{
 		ID: campaignID(c.Name), OrgID: defaultOrgID(), Name: c.Name,
 		Packs: c.Packs, Converters: c.Converters, SystemPrompt: c.SystemPrompt,
@@ -108,14 +111,14 @@ func (a *App) putCampaign(c Campaign) error {
 	for _, name := range c.Providers {
 		p, ok := a.provider(name)
 		if !ok {
-			return fmt.Errorf("unknown provider %q", name)
+			return nil, fmt.Errorf("unknown provider %q", name)
 		}
 		sc.Providers = append(sc.Providers, p.cfg.ID)
 	}
 	if _, err := a.shared.runner.ValidateCampaign(sc); err != nil {
-		return err
+		return nil, err
 	}
-	return a.shared.store.PutCampaign(sc)
+	return sc, nil
 }
 
 // campaignTarget sends attacks through the current config's providers,
@@ -128,6 +131,9 @@ const attackQueueWait = 30 * time.Second
 
 func (t campaignTarget) Send(ctx context.Context, providerID string, conv []redteam.Message) (string, error) {
 	a := t.shared.current.Load()
+	if a == nil {
+		return "", errNotRunning
+	}
 	p, ok := a.provider(providerID)
 	if !ok {
 		return "", fmt.Errorf("provider %s is no longer configured", providerID)
@@ -154,6 +160,9 @@ type campaignScreener struct{ shared *sharedState }
 
 func (s campaignScreener) Screen(ctx context.Context, endpoint string, conv []redteam.Message) (bool, string) {
 	a := s.shared.current.Load()
+	if a == nil {
+		return true, string(scanner.Error)
+	}
 	ep, err := a.endpoint(endpoint)
 	if err != nil {
 		return true, string(scanner.Error)
@@ -165,6 +174,21 @@ func (s campaignScreener) Screen(ctx context.Context, endpoint string, conv []re
 	res := ep.pipeline.Screen(ctx, c, scanner.Input)
 	return res.Outcome == scanner.Blocked, string(res.Outcome)
 }
+
+// ScreenAnswer screens a provider's answer with the endpoint's output
+// scanners, as the gateway screens answers: the answer alone, not the
+// conversation that prompted it.
+func (s campaignScreener) ScreenAnswer(ctx context.Context, endpoint string, _ []redteam.Message, answer string) (bool, string) {
+	ep, err := s.shared.current.Load().endpoint(endpoint)
+	if err != nil {
+		return true, string(scanner.Error)
+	}
+	c := &scanner.Conversation{Messages: []scanner.Message{{Role: scanner.RoleAssistant, Text: answer}}}
+	res := ep.pipeline.Screen(ctx, c, scanner.Output)
+	return res.Outcome == scanner.Blocked, string(res.Outcome)
+}
+
+var _ redteam.AnswerScreener = campaignScreener{}
 
 // orgFeatures reads redTeam.enabled from the store.
 type orgFeatures struct{ st *store.Store }

@@ -24,6 +24,11 @@ import (
 type sdkUpstream struct {
 	*httptest.Server
 	answer string
+	// chunks, when set, are the streamed events' texts instead of the
+	// answer's words; reasoning is sent as the OpenAI message's (or
+	// first delta's) reasoning_content, as DeepSeek and vLLM do.
+	chunks    []string
+	reasoning string
 }
 
 func newSDKUpstream(t *testing.T) *sdkUpstream {
@@ -35,12 +40,20 @@ func newSDKUpstream(t *testing.T) *sdkUpstream {
 		b, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(b, &req)
 		words := strings.SplitAfter(u.answer, " ")
+		if u.chunks != nil {
+			words = u.chunks
+		}
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/chat/completions") && !req.Stream:
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`, u.answer)
+			fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":%q,"reasoning_content":%q},"finish_reason":"stop"}]}`, u.answer, u.reasoning)
 		case strings.HasSuffix(r.URL.Path, "/chat/completions"):
 			w.Header().Set("Content-Type", "text/event-stream")
+			if u.reasoning != "" {
+				d, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk",
+					"choices": []map[string]any{{"index": 0, "delta": map[string]string{"reasoning_content": u.reasoning}}}})
+				fmt.Fprintf(w, "data: %s\n\n", d)
+			}
 			for _, word := range words {
 				fmt.Fprint(w, sseChunk(word))
 				w.(http.Flusher).Flush()
@@ -195,6 +208,101 @@ func TestAnthropicSDKThroughGateway(t *testing.T) {
 		}
 		if strings.Contains(text.String(), fakeAWSKey[:8]) {
 			t.Errorf("part of the secret reached the SDK: %q", text.String())
+		}
+	})
+}
+
+// splitAnswer is an answer whose secret the upstream streams split across
+// n events.
+func splitAnswer(n int) (answer string, chunks []string) {
+	chunks = []string{"Sure, ", "the deploy ", "key is "}
+	for i := range n {
+		chunks = append(chunks, fakeAWSKey[i*len(fakeAWSKey)/n:(i+1)*len(fakeAWSKey)/n])
+	}
+	chunks = append(chunks, " and it ", "never expires.")
+	return strings.Join(chunks, ""), chunks
+}
+
+// TestSDKStreamsNeverCarryASplitSecret streams a secret split across 2, 3
+// and 10 events to openai-go and anthropic-sdk-go: each SDK raises the API
+// error and has received no byte of the secret.
+func TestSDKStreamsNeverCarryASplitSecret(t *testing.T) {
+	tester, up := sdkGateway(t)
+	oai := openai.NewClient(option.WithBaseURL(gatewayURL("/v1/")), option.WithAPIKey("sk-test"),
+		option.WithMaxRetries(0), option.WithHTTPClient(tester.Client))
+	ant := anthropic.NewClient(anthropicoption.WithBaseURL(gatewayURL("/")), anthropicoption.WithAPIKey("sk-ant-test"),
+		anthropicoption.WithMaxRetries(0), anthropicoption.WithHTTPClient(tester.Client))
+	ctx := context.Background()
+	sdks := map[string]func() (string, error){
+		"openai-go": func() (string, error) {
+			stream := oai.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "gpt-test",
+				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Which key?")}})
+			var text strings.Builder
+			for stream.Next() {
+				if c := stream.Current(); len(c.Choices) > 0 {
+					text.WriteString(c.Choices[0].Delta.Content)
+				}
+			}
+			return text.String(), stream.Err()
+		},
+		"anthropic-sdk-go": func() (string, error) {
+			stream := ant.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 64,
+				Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Which key?"))}})
+			var text strings.Builder
+			for stream.Next() {
+				if ev := stream.Current(); ev.Type == "content_block_delta" {
+					text.WriteString(ev.Delta.Text)
+				}
+			}
+			return text.String(), stream.Err()
+		},
+	}
+	for name, read := range sdks {
+		for _, n := range []int{2, 3, 10} {
+			t.Run(fmt.Sprint(name, "/", n), func(t *testing.T) {
+				answer, chunks := splitAnswer(n)
+				up.answer, up.chunks = answer, chunks
+				defer func() { up.answer, up.chunks = "Paris is the capital of France.", nil }()
+				text, err := read()
+				if err == nil || !strings.Contains(err.Error(), sdkFlagMessage) {
+					t.Fatalf("want a stream error carrying the flag message, got %v", err)
+				}
+				if !strings.HasPrefix(answer[:strings.Index(answer, fakeAWSKey)], text) {
+					t.Errorf("the SDK received %q, past the secret's start", text)
+				}
+			})
+		}
+	}
+}
+
+// TestOpenAISDKReasoningIsScreened checks that a secret in
+// reasoning_content, which OpenAI-compatible servers send besides content,
+// is blocked in answers and in streams.
+func TestOpenAISDKReasoningIsScreened(t *testing.T) {
+	tester, up := sdkGateway(t)
+	client := openai.NewClient(option.WithBaseURL(gatewayURL("/v1/")), option.WithAPIKey("sk-test"),
+		option.WithMaxRetries(0), option.WithHTTPClient(tester.Client))
+	ctx := context.Background()
+	params := openai.ChatCompletionNewParams{Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Think first.")}}
+	up.reasoning = "The user wants the key " + fakeAWSKey + ", I will not say it."
+	t.Run("answer", func(t *testing.T) {
+		_, err := client.Chat.Completions.New(ctx, params)
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.Message != sdkFlagMessage {
+			t.Fatalf("want the API error with the flag message, got %v", err)
+		}
+	})
+	t.Run("stream", func(t *testing.T) {
+		stream := client.Chat.Completions.NewStreaming(ctx, params)
+		var raw strings.Builder
+		for stream.Next() {
+			raw.WriteString(stream.Current().RawJSON())
+		}
+		if err := stream.Err(); err == nil || !strings.Contains(err.Error(), sdkFlagMessage) {
+			t.Fatalf("want a stream error carrying the flag message, got %v", err)
+		}
+		if strings.Contains(raw.String(), fakeAWSKey[:8]) {
+			t.Errorf("the secret reached the SDK: %s", raw.String())
 		}
 	})
 }

@@ -1,8 +1,14 @@
 package caddymodule
 
 import (
+	"context"
 	"io"
 	"sync"
+	"time"
+
+	"github.com/promptwall/promptwall/format"
+	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/streamscreen"
 )
 
 // streamPipe carries a streamed answer from the upstream copy (Write) to the
@@ -106,4 +112,42 @@ func (sp *streamPipe) CloseWithError(err error) {
 		sp.endErr = err
 		close(sp.ended)
 	})
+}
+
+// streamOptions configures the screening of x's streamed answer. The
+// screener sees the answer's unreleased end as the assistant message, with
+// the request's system messages after it: a prompt-leak check compares the
+// answer with them, and the output direction screens assistant text only,
+// so findings still point into the answer (message 0).
+func (h *Handler) streamOptions(x *exchange, stream format.Stream, emit func([]byte) error) streamscreen.Options {
+	var system []scanner.Message
+	if x.conv != nil {
+		for _, m := range x.conv.Messages {
+			if m.Role == scanner.RoleSystem {
+				system = append(system, m)
+			}
+		}
+	}
+	others := &scanner.Conversation{Messages: system}
+	opts := streamscreen.Options{
+		Stream:   stream,
+		Emit:     emit,
+		HoldBack: h.StreamHoldBack,
+		Screen: func(ctx context.Context, conv *scanner.Conversation) *scanner.Result {
+			if len(system) > 0 {
+				conv.Messages = append(conv.Messages, system...)
+			}
+			start := time.Now()
+			res := h.ep.pipeline.Screen(ctx, conv, scanner.Output)
+			h.metrics.screenDuration(scanner.Output).Observe(time.Since(start).Seconds())
+			return res
+		},
+		Hold: func(text string) int {
+			return h.ep.pipeline.Hold(text, scanner.Output, others)
+		},
+	}
+	if x.vault != nil && x.vault.Len() > 0 {
+		opts.Vault = x.vault
+	}
+	return opts
 }

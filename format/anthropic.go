@@ -159,6 +159,9 @@ func (anthropic) RewriteRequest(body []byte, edits []Edit) ([]byte, error) {
 var (
 	anthAnswerKeys   = newKeys("content")
 	anthThinkingKeys = newKeys("thinking")
+	// anthDeltaKeys are the delta members read by name; citations carry
+	// quoted text and go through the generic rule.
+	anthDeltaKeys = newKeys("text", "partial_json", "thinking")
 )
 
 // ParseResponse screens the answer's content blocks: text, tool_use input,
@@ -278,6 +281,9 @@ func interpretAnthropicEvent(d *doc, top span, ev *Event, frags []fragment) []fr
 		frags = addString(d, delta, "text", path, frags)
 		frags = addString(d, delta, "partial_json", path, frags)
 		frags = addString(d, delta, "thinking", path, frags)
+		// A delta type this decoder does not know (the generic rule);
+		// signature_delta carries an opaque signature.
+		frags = addUnknown(d, delta, anthDeltaKeys, path, frags)
 	case "message_stop":
 		ev.Terminal = true
 	case "error":

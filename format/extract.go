@@ -1,6 +1,7 @@
 package format
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -61,7 +62,7 @@ func begin(body []byte, status int) (*collector, span, error) {
 		if status != 400 {
 			what = "answer"
 		}
-		return nil, span{}, &Error{Status: status, Code: "invalid_json", Message: fmt.Sprintf("%s is not valid JSON: %v", what, err)}
+		return nil, span{}, jsonError(status, what, err)
 	}
 	c.doc = d
 	top := d.root()
@@ -72,6 +73,20 @@ func begin(body []byte, status int) (*collector, span, error) {
 	// once up front avoids repeated copying.
 	c.sb.Grow(len(body) + 256)
 	return c, top, nil
+}
+
+// jsonError is the *Error of a document parse refused (what names it):
+// ambiguous keys are a shape error at their path, anything else invalid
+// JSON.
+func jsonError(status int, what string, err error) *Error {
+	if de, ok := errors.AsType[*DuplicateKeyError](err); ok {
+		code := "invalid_request"
+		if status != 400 {
+			code = "invalid_answer"
+		}
+		return &Error{Status: status, Code: code, Message: de.Error(), Param: de.Path()}
+	}
+	return &Error{Status: status, Code: "invalid_json", Message: fmt.Sprintf("%s is not valid JSON: %v", what, err)}
 }
 
 // release returns the collector to the pool with its buffers; the caller
@@ -218,6 +233,13 @@ func (c *collector) jsonString(role scanner.Role, v, k span) error {
 	// storage: the outer nodes stay as they are.
 	n := len(c.tape)
 	inner, err := parse(c.unquote(v), c.tape[n:n])
+	if de, ok := errors.AsType[*DuplicateKeyError](err); ok {
+		// The tool reads these arguments with its own parser: ambiguous
+		// keys are refused here as in the body itself.
+		c.path = append(c.path, '#')
+		c.path = append(c.path, de.Path()...)
+		return c.errf("duplicate key (keys that differ only in case count as duplicates: parsers disagree on which one wins)")
+	}
 	if err != nil {
 		c.text(role, v)
 		return nil

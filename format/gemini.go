@@ -267,12 +267,14 @@ func (g gemini) StreamCompletion(req *Request, message string) []byte {
 // choice) or a streamed JSON array (the REST default), told apart by the
 // first byte.
 func (gemini) NewStream(r io.Reader) Stream {
+	sr := &sniffReader{r: bufio.NewReaderSize(r, streamReadBuffer)}
 	return &decoder{
-		fr:        &sniffReader{r: bufio.NewReaderSize(r, streamReadBuffer)},
+		fr:        sr,
 		interpret: interpretGeminiChunk,
 		block: func(code, message string) []byte {
 			return sseFrame("", geminiBlocked(403, code, message))
 		},
+		geminiArray: sr.isArray,
 	}
 }
 

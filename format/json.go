@@ -114,6 +114,9 @@ func parse(b []byte, tape []node) (doc, error) {
 type parser struct {
 	b    []byte
 	tape []node
+	// keys is a stack of the tape indices of the keys of the objects
+	// being parsed; each object checks its own keys when it closes.
+	keys []int
 }
 
 func (p *parser) value(i, depth int) (int, error) {
@@ -163,12 +166,14 @@ func (p *parser) container(i, depth int) (int, error) {
 		p.tape[t].e, p.tape[t].next = i+1, t+1
 		return i + 1, nil
 	}
-	for {
+	mark := len(p.keys)
+	for n := 0; ; n++ {
 		var err error
 		if obj {
 			if i >= len(b) || b[i] != '"' {
 				return i, &syntaxError{i, "expected a string object key"}
 			}
+			p.keys = append(p.keys, len(p.tape))
 			if i, err = p.str(i); err != nil {
 				return i, err
 			}
@@ -184,6 +189,14 @@ func (p *parser) container(i, depth int) (int, error) {
 			i, err = p.value(i, depth)
 		}
 		if err != nil {
+			if de, ok := err.(*DuplicateKeyError); ok {
+				// Unwinding, each level names itself in the path.
+				if obj {
+					de.parents = append(de.parents, pathSeg{key: bytes.Clone(p.keyText(p.keys[len(p.keys)-1]))})
+				} else {
+					de.parents = append(de.parents, pathSeg{idx: n})
+				}
+			}
 			return i, err
 		}
 		if i = skipWS(b, i); i >= len(b) {
@@ -194,6 +207,13 @@ func (p *parser) container(i, depth int) (int, error) {
 			i = skipWS(b, i+1)
 		case closer:
 			p.tape[t].e, p.tape[t].next = i+1, len(p.tape)
+			if obj {
+				err = p.checkKeys(p.keys[mark:])
+				p.keys = p.keys[:mark]
+				if err != nil {
+					return i, err
+				}
+			}
 			return i + 1, nil
 		default:
 			return i, &syntaxError{i, fmt.Sprintf("invalid character %q after a value", b[i])}

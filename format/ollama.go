@@ -105,6 +105,7 @@ func (c *collector) ollamaMessage(m span, forced scanner.Role) error {
 		}
 		c.pop(mark)
 	}
+	c.unknownTexts(scanner.RoleAssistant, m, olMsgKeys)
 	return nil
 }
 
@@ -308,6 +309,7 @@ func interpretOllamaLine(d *doc, top span, ev *Event, frags []fragment) []fragme
 				}
 			}
 		}
+		frags = addUnknown(d, m, olMsgKeys, path, frags)
 	}
 	if d, ok := field(d, top, "done"); ok && b[d.s] == 't' {
 		ev.Terminal = true

@@ -141,6 +141,9 @@ func (c *collector) chatMessage(m span, forced scanner.Role, needRole bool) erro
 		}
 		c.pop(mark)
 	}
+	// reasoning_content (DeepSeek, vLLM), reasoning (OpenRouter) and any
+	// other field a server adds to an answer.
+	c.unknownTexts(scanner.RoleAssistant, m, chatMsgKeys)
 	return nil
 }
 
@@ -356,6 +359,8 @@ func interpretChatChunk(d *doc, top span, ev *Event, frags []fragment) []fragmen
 				}
 			}
 		}
+		// reasoning_content, reasoning and any other field a server adds.
+		frags = addUnknown(d, delta, chunkDeltaKeys, path, frags)
 	}
 	return frags
 }

@@ -2,6 +2,7 @@ package format
 
 import (
 	"io"
+	"strings"
 
 	"github.com/promptwall/promptwall/scanner"
 )
@@ -132,8 +133,18 @@ func (c *collector) responseItem(it span, forced scanner.Role) error {
 		// is what the user reads.
 		if forced != "" && !isNull(c.b, f[6]) && c.b[f[6].s] == '[' {
 			mark := c.pushKey(k[6])
+			err := c.parts(forced, f[6])
+			c.pop(mark)
+			if err != nil {
+				return err
+			}
+		}
+		// The reasoning text itself (reasoning_text parts), where the
+		// provider returns it.
+		if forced != "" && !isNull(c.b, f[2]) && c.b[f[2].s] == '[' {
+			mark := c.pushKey(k[2])
 			defer c.pop(mark)
-			return c.parts(forced, f[6])
+			return c.parts(forced, f[2])
 		}
 	}
 	return nil
@@ -255,24 +266,29 @@ func (f openAIResponses) StreamCompletion(req *Request, message string) []byte {
 }
 
 func (openAIResponses) NewStream(r io.Reader) Stream {
-	return &decoder{
+	d := &decoder{
 		fr:        NewSSEReader(r, 0),
 		interpret: interpretResponseEvent,
-		block:     responsesStreamBlock,
 		echo:      newEchoState(),
+		sequenced: true,
 	}
+	d.block = func(code, message string) []byte { return responsesStreamBlock(d.seq+1, code, message) }
+	return d
 }
 
-// responsesStreamBlock renders the Responses error event; the SDKs raise
-// APIError for an event of type "error".
-func responsesStreamBlock(code, message string) []byte {
+// responsesStreamBlock renders the Responses error event as the API
+// defines it, sequence_number included: the SDKs raise APIError for an
+// event of type "error", and strict ones (the Vercel ai SDK) reject an
+// event without its sequence number before they look at its type.
+func responsesStreamBlock(seq int, code, message string) []byte {
 	type errEvent struct {
-		Type    string  `json:"type"`
-		Code    string  `json:"code"`
-		Message string  `json:"message"`
-		Param   *string `json:"param"`
+		Type           string  `json:"type"`
+		Code           string  `json:"code"`
+		Message        string  `json:"message"`
+		Param          *string `json:"param"`
+		SequenceNumber int     `json:"sequence_number"`
 	}
-	return sseFrame("error", marshal(errEvent{Type: "error", Code: code, Message: message}))
+	return sseFrame("error", marshal(errEvent{Type: "error", Code: code, Message: message, SequenceNumber: seq}))
 }
 
 // interpretResponseEvent reads one Responses stream event: the *.delta
@@ -284,10 +300,8 @@ func interpretResponseEvent(d *doc, top span, ev *Event, frags []fragment) []fra
 		return frags
 	}
 	switch typ := strField(d, top, "type"); typ {
-	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta",
-		"response.custom_tool_call_input.delta", "response.reasoning_summary_text.delta", "response.mcp_call_arguments.delta":
-		frags = addString(d, top, "delta", nil, frags)
-		ev.echoKey = typ[:len(typ)-len(".delta")] + "/" + strField(d, top, "item_id") + "/" + rawField(d, top, "content_index") + "/" + rawField(d, top, "summary_index")
+	case "response.audio.delta":
+		// Base64 audio; its words come as response.audio.transcript.delta.
 	case "response.completed", "response.incomplete":
 		ev.Terminal = true
 	case "error":
@@ -298,6 +312,15 @@ func interpretResponseEvent(d *doc, top span, ev *Event, frags []fragment) []fra
 			if e, ok := field(d, r, "error"); ok && !isNull(b, e) {
 				ev.Err = providerError(d, e)
 			}
+		}
+	default:
+		// Every *.delta event with a string delta is answer text: output
+		// and refusal text, reasoning text and summaries, tool-call
+		// arguments, transcripts, and the delta events of later API
+		// versions (the generic rule).
+		if strings.HasPrefix(typ, "response.") && strings.HasSuffix(typ, ".delta") {
+			frags = addString(d, top, "delta", nil, frags)
+			ev.echoKey = typ[:len(typ)-len(".delta")] + "/" + strField(d, top, "item_id") + "/" + rawField(d, top, "content_index") + "/" + rawField(d, top, "summary_index")
 		}
 	}
 	return frags

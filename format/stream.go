@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -405,6 +406,14 @@ type fragment struct {
 // decoder turns frames into Events for one format.
 type decoder struct {
 	fr frameReader
+	// sequenced streams number their events (Responses'
+	// sequence_number); seq is the highest number seen, so a block the
+	// gateway adds continues the numbering.
+	sequenced bool
+	seq       int
+	// geminiArray, when set, tells whether the stream is a JSON array
+	// (see BlockAfter).
+	geminiArray func() bool
 	// interpret fills ev from the frame's JSON data (validated, non-empty)
 	// and appends the delta fragments it finds.
 	interpret func(d *doc, top span, ev *Event, frags []fragment) []fragment
@@ -436,6 +445,9 @@ func (d *decoder) Next() (Event, error) {
 	}
 	jd, err := parse(data, d.doc.tape)
 	if err != nil {
+		if _, ok := errors.AsType[*DuplicateKeyError](err); ok {
+			return Event{}, &Error{Status: 502, Code: "invalid_stream", Message: fmt.Sprintf("stream event: %v", err)}
+		}
 		return Event{}, &Error{Status: 502, Code: "invalid_stream", Message: fmt.Sprintf("stream event is not valid JSON: %v", err)}
 	}
 	// interpret fills the decoder's own event and reads the decoder's own
@@ -444,6 +456,13 @@ func (d *decoder) Next() (Event, error) {
 	d.doc, d.ev = jd, ev
 	d.frags = d.interpret(&d.doc, jd.root(), &d.ev, d.frags[:0])
 	ev, d.ev = d.ev, Event{}
+	if d.sequenced {
+		if v, ok := field(&d.doc, jd.root(), "sequence_number"); ok {
+			if n, err := strconv.Atoi(string(d.doc.b[v.s:v.e])); err == nil && n > d.seq {
+				d.seq = n
+			}
+		}
+	}
 	if len(d.frags) > 0 {
 		var sb strings.Builder
 		ev.refs = make([]string, len(d.frags))

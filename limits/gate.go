@@ -13,6 +13,9 @@ type Gate interface {
 	Name() string
 	// Config returns the limits in force.
 	Config() Config
+	// SetConfig changes the limits in place, keeping the state (a
+	// bucket's level, the slots held).
+	SetConfig(cfg Config)
 	// Acquire admits one request, as Limiter.Acquire documents: it waits
 	// up to maxWait, and the release it returns must run once the answer
 	// has been written completely and is safe to call twice.
@@ -24,6 +27,11 @@ type Set interface {
 	// Get returns the named provider's gate, creating it on first use and
 	// otherwise updating its limits in place to cfg.
 	Get(name string, cfg Config) Gate
+	// Attach returns the named provider's gate without changing the
+	// limits of one that exists; a new one starts with cfg. A config
+	// being provisioned attaches, and applies its limits with SetConfig
+	// only once it is certain to run.
+	Attach(name string, cfg Config) Gate
 	// Lookup returns the named provider's gate without changing it.
 	Lookup(name string) (Gate, bool)
 	// Retain forgets the gates of providers not in keep and returns how
@@ -36,8 +44,9 @@ func Local(r *Registry) Set { return localSet{r} }
 
 type localSet struct{ r *Registry }
 
-func (s localSet) Get(name string, cfg Config) Gate { return s.r.Get(name, cfg) }
-func (s localSet) Retain(keep []string) int         { return s.r.Retain(keep) }
+func (s localSet) Get(name string, cfg Config) Gate    { return s.r.Get(name, cfg) }
+func (s localSet) Attach(name string, cfg Config) Gate { return s.r.Attach(name, cfg) }
+func (s localSet) Retain(keep []string) int            { return s.r.Retain(keep) }
 func (s localSet) Lookup(name string) (Gate, bool) {
 	l, ok := s.r.Lookup(name)
 	if !ok {

@@ -456,6 +456,22 @@ func (r *Registry) Get(name string, cfg Config) *Limiter {
 	return l
 }
 
+// Attach returns the limiter of the named provider without changing the
+// limits of one that exists; a new one starts with cfg. A config being
+// provisioned attaches its limiters and applies its limits with SetConfig
+// only once it is certain to run: a reload that fails later must leave the
+// live limits as they were.
+func (r *Registry) Attach(name string, cfg Config) *Limiter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.limiters[name]
+	if !ok {
+		l = New(name, cfg, r.clock, r.obs)
+		r.limiters[name] = l
+	}
+	return l
+}
+
 // Lookup returns the named provider's limiter without changing it.
 func (r *Registry) Lookup(name string) (*Limiter, bool) {
 	r.mu.Lock()

@@ -229,6 +229,21 @@ func setDefaultDur(d *time.Duration, def time.Duration) {
 // otherwise updating its limits to cfg. The state itself is in Redis, so
 // a reload (or another instance) keeps the bucket and the leases.
 func (s *RedisSet) Get(name string, cfg Config) Gate {
+	g, existed := s.attach(name, cfg)
+	if existed {
+		g.SetConfig(cfg)
+	}
+	return g
+}
+
+// Attach returns the named provider's gate without changing the limits of
+// one that exists; a new one starts with cfg.
+func (s *RedisSet) Attach(name string, cfg Config) Gate {
+	g, _ := s.attach(name, cfg)
+	return g
+}
+
+func (s *RedisSet) attach(name string, cfg Config) (*RedisGate, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g, ok := s.gates[name]
@@ -239,10 +254,10 @@ func (s *RedisSet) Get(name string, cfg Config) Gate {
 			rateKey: s.opts.Prefix + "rate:" + name,
 			slotKey: s.opts.Prefix + "slots:" + name,
 		}
+		g.SetConfig(cfg)
 		s.gates[name] = g
 	}
-	g.setConfig(cfg)
-	return g
+	return g, ok
 }
 
 // Lookup returns the named provider's gate without changing it.
@@ -370,7 +385,8 @@ type RedisGate struct {
 	held    atomic.Int64
 }
 
-func (g *RedisGate) setConfig(cfg Config) {
+// SetConfig changes this instance's limits; the state in Redis stays.
+func (g *RedisGate) SetConfig(cfg Config) {
 	cfg.MaxRequestsPerSecond = max(cfg.MaxRequestsPerSecond, 0)
 	cfg.RequestConcurrencyLimit = max(cfg.RequestConcurrencyLimit, 0)
 	g.cfg.Store(&cfg)

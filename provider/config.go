@@ -110,6 +110,10 @@ type Config struct {
 	SystemProviderID string `json:"system_provider_id,omitempty"`
 	// Availability says which other projects may use it.
 	Availability Availability `json:"availability,omitempty"`
+	// Orgs names the organizations, besides the default one that owns
+	// every declared provider, that may use it and list it. Default: the
+	// default organization only.
+	Orgs []string `json:"orgs,omitempty"`
 	// HasLogo tells a UI that a logo exists.
 	HasLogo bool `json:"has_logo,omitempty"`
 	// Inputs are type-specific settings: max_tokens (anthropic, default

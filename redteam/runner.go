@@ -670,7 +670,8 @@ func (ex *execution) attempt(ctx context.Context, a *Attack, ar *store.AttackRun
 	}
 	actx, cancel := context.WithTimeout(ctx, r.opts.AttemptTimeout)
 	defer cancel()
-	if ep, ok := strings.CutPrefix(ar.Target, TargetEndpointPrefix); ok {
+	ep, behind := strings.CutPrefix(ar.Target, TargetEndpointPrefix)
+	if behind {
 		if blocked, outcome := r.opts.Screener.Screen(actx, ep, slices.Clone(msgs)); blocked {
 			res.Outcome, res.Blocked = OutcomeBlocked, true
 			res.Reason = "blocked by policy of endpoint " + ep + " (outcome " + outcome + ")"
@@ -683,6 +684,15 @@ func (ex *execution) attempt(ctx context.Context, a *Attack, ar *store.AttackRun
 		res.Error = truncate(err.Error(), 2000)
 		res.ErrorSummary = ErrorSummary(err)
 		return res
+	}
+	if as, ok := r.opts.Screener.(AnswerScreener); ok && behind {
+		// The client never sees a blocked answer, nor does the record keep
+		// it: neither does the result.
+		if blocked, outcome := as.ScreenAnswer(actx, ep, slices.Clone(msgs), answer); blocked {
+			res.Outcome, res.Blocked = OutcomeBlocked, true
+			res.Reason = "answer blocked by policy of endpoint " + ep + " (outcome " + outcome + ")"
+			return res
+		}
 	}
 	res.Conversation = append(res.Conversation, Message{Role: "assistant", Content: answer})
 	res.ConversationSteps = 1

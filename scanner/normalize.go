@@ -699,8 +699,8 @@ func (f *folder) lowerRune(i, n int) {
 
 func isChainSep(c byte) bool { return c == ' ' || c == '.' || c == '-' || c == '_' }
 
-// singleAt reports a one-character token at i: a letter or a leetspeak
-// character with a chain separator, space or the end on both sides. It
+// singleAt reports a one-character token at i: a letter, a digit or a
+// leetspeak symbol with a chain separator, space or the end on both sides. It
 // returns the token's byte length (0 if none) and whether it is a letter.
 func singleAt(s string, i int) (int, bool) {
 	if i >= len(s) {
@@ -714,7 +714,7 @@ func singleAt(s string, i int) (int, bool) {
 		r, n = utf8.DecodeRuneInString(s[i:])
 	}
 	letter := unicode.IsLetter(r)
-	if !letter && (r >= utf8.RuneSelf || leetOf(byte(r)) == 0) {
+	if !letter && (r >= utf8.RuneSelf || leetOf(byte(r)) == 0 && !isDigit(byte(r))) {
 		return 0, false
 	}
 	if j := i + n; j < len(s) && !isChainSep(s[j]) && spaceAt(s, j) == 0 {
@@ -722,6 +722,8 @@ func singleAt(s string, i int) (int, bool) {
 	}
 	return n, letter
 }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func asciiSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'

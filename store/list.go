@@ -386,8 +386,17 @@ func (w *walker) step(asc bool) ([]byte, []byte) {
 	return w.c.Prev()
 }
 
-// GetPrompt returns the record with that id, or ErrNotFound.
+// GetPrompt returns the record with that id, or ErrNotFound. An id whose
+// record is queued but not yet committed is read once it is committed.
 func (s *Store) GetPrompt(id string) (*Prompt, error) {
+	p, err := s.getPrompt(id)
+	if errors.Is(err, ErrNotFound) && s.awaitQueued() {
+		return s.getPrompt(id)
+	}
+	return p, err
+}
+
+func (s *Store) getPrompt(id string) (*Prompt, error) {
 	var p *Prompt
 	err := s.db.View(func(tx *bolt.Tx) error {
 		ref, ok := recordBucketsOf(tx).byID([]byte(id))
@@ -407,8 +416,17 @@ func (s *Store) GetPrompt(id string) (*Prompt, error) {
 // Chain returns the conversation that ends at id: the records from the root
 // to id following ParentID, oldest first. It stops early (returning the part
 // it has) where a parent has expired, belongs to another org, or the chain
-// loops or exceeds MaxChain. ErrNotFound if id itself does not exist.
+// loops or exceeds MaxChain. ErrNotFound if id itself does not exist; an id
+// whose record is queued is read once it is committed.
 func (s *Store) Chain(id string) ([]*Prompt, error) {
+	chain, err := s.chain(id)
+	if errors.Is(err, ErrNotFound) && s.awaitQueued() {
+		return s.chain(id)
+	}
+	return chain, err
+}
+
+func (s *Store) chain(id string) ([]*Prompt, error) {
 	var chain []*Prompt
 	err := s.db.View(func(tx *bolt.Tx) error {
 		rb := recordBucketsOf(tx)

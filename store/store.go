@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -98,6 +99,14 @@ type Options struct {
 	// reservations and for a failing disk to accept the queued records.
 	// Default 30s.
 	DrainTimeout time.Duration
+	// MaxSize bounds the data in the database file, in bytes: past it the
+	// oldest records that are not preserved are deleted first. Zero means
+	// no bound. Identities, campaigns and preserved records are never
+	// deleted to make room.
+	MaxSize int64
+	// Durability says when a record counts as stored: DurabilitySync
+	// (the default) or DurabilityBatched; see Durability.
+	Durability Durability
 	// Observer receives queue and commit events for metrics; optional.
 	Observer Observer
 	// Logger receives commit failures and sweep results; optional.
@@ -191,9 +200,12 @@ type Store struct {
 	drainDeadline time.Time
 	writerDone    chan struct{}
 	sweeperDone   chan struct{}
+	sizeCheck     chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
+	// durable is true in sync mode; see SetDurability.
+	durable atomic.Bool
 }
 
 // NewID returns a new record id: a UUIDv7, so ids sort by creation time.
@@ -215,6 +227,10 @@ func Open(opts Options) (*Store, error) {
 	setDefault(&opts.Retention, DefaultRetention)
 	setDefault(&opts.SweepInterval, DefaultSweepInterval)
 	setDefault(&opts.DrainTimeout, DefaultDrainTimeout)
+	setDefault(&opts.Durability, DurabilitySync)
+	if err := opts.Durability.valid(); err != nil {
+		return nil, err
+	}
 	if opts.BatchSize > opts.QueueSize {
 		opts.BatchSize = opts.QueueSize
 	}
@@ -240,6 +256,7 @@ func Open(opts Options) (*Store, error) {
 		stopWriter:   make(chan struct{}),
 		writerDone:   make(chan struct{}),
 		sweeperDone:  make(chan struct{}),
+		sizeCheck:    make(chan struct{}, 1),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -247,6 +264,7 @@ func Open(opts Options) (*Store, error) {
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
+	s.durable.Store(opts.Durability == DurabilitySync)
 	if err := s.init(); err != nil {
 		_ = db.Close()
 		return nil, err

@@ -29,6 +29,9 @@ type Reservation struct {
 	used atomic.Bool
 	// ext is the reservation of another Backend (see NewReservation).
 	ext Pending
+	// ticket is the record's place in commit order (set by Commit): it is
+	// durable once the writer has committed that many records.
+	ticket atomic.Uint64
 }
 
 // Reserve takes one slot of queue capacity, waiting up to EnqueueWait (or
@@ -106,6 +109,7 @@ func (r *Reservation) Commit(p *Prompt) error {
 	// relies on it) and orders every send before the writer's final drain.
 	s.queue <- rec
 	s.enqueued++
+	r.ticket.Store(s.enqueued)
 	// The writer holds a batch's first record while it waits, so a batch is
 	// complete at BatchSize-1 queued.
 	if len(s.queue) >= s.opts.BatchSize-1 {
@@ -161,6 +165,13 @@ func (s *Store) Put(ctx context.Context, p *Prompt) error {
 func (s *Store) Sync(ctx context.Context) error {
 	s.mu.Lock()
 	target := s.enqueued
+	s.mu.Unlock()
+	return s.waitCommitted(ctx, target)
+}
+
+// waitCommitted waits until the writer has committed target records.
+func (s *Store) waitCommitted(ctx context.Context, target uint64) error {
+	s.mu.Lock()
 	for s.committed < target {
 		ch := s.commitNotify
 		s.mu.Unlock()
@@ -209,7 +220,9 @@ func (s *Store) runWriter() {
 		case <-s.batchFull:
 		default:
 		}
-		if len(s.queue) < s.opts.BatchSize-1 {
+		// In sync mode requests wait for their batch: commit at once
+		// (group commit: what queues during this fsync is the next batch).
+		if !s.durable.Load() && len(s.queue) < s.opts.BatchSize-1 {
 			timer.Reset(s.opts.BatchWait)
 			select {
 			case <-timer.C:
@@ -312,6 +325,7 @@ func (s *Store) commit(batch []*record) bool {
 			close(s.commitNotify)
 			s.commitNotify = make(chan struct{})
 			s.mu.Unlock()
+			s.checkSize()
 			return true
 		}
 		s.log.Error("store commit failed; retrying",

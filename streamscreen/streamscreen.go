@@ -5,13 +5,20 @@
 // Flushing is the caller's: the gateway flushes once it has used up an
 // upstream write, so the events that write completed leave together, as
 // they do through a reverse proxy that does not screen. An event's text is
-// cleared once the screened answer extends at least HoldBack bytes past its
-// end: a secret or banned phrase up to HoldBack bytes long that is split
-// across events is then caught before any of its bytes leave. Events
+// cleared once it ends before the release point: the offset before which
+// no detector that blocks or redacts could still find a match however the
+// answer goes on (Options.Hold, computed by the detectors: a secret's
+// token not yet ended, digits that may become a card number, words that
+// begin a banned phrase). Ordinary prose therefore leaves a word or an
+// event behind the upstream. HoldBack bounds the hold: text more than
+// HoldBack bytes before the end of the answer is released whatever the
+// detectors say, so a match up to HoldBack bytes long that is split
+// across events is always caught before any of its bytes leave. Events
 // without text (role headers, keep-alives) pass at once unless text is
-// waiting before them, so the time to first byte is the upstream's. On a block the client gets the provider's
-// own streamed error event and the stream ends without the success
-// terminator; the HTTP status was already sent and cannot change.
+// waiting before them, so the time to first byte is the upstream's. On a
+// block the client gets the provider's own streamed error event and the
+// stream ends without the success terminator; the HTTP status was already
+// sent and cannot change.
 package streamscreen
 
 import (
@@ -26,8 +33,11 @@ import (
 )
 
 // DefaultHoldBack covers the longest common single-line credentials (JWTs,
-// project-scoped API keys) while delaying text by about 60 tokens.
+// project-scoped API keys). It is the most text ever held back; the
+// detectors' release point usually holds a word.
 const DefaultHoldBack = 256
+
+const holdContext = 32
 
 // MaxAnswer bounds the assembled answer kept for the record and screening.
 const MaxAnswer = 4 << 20
@@ -45,8 +55,18 @@ type Options struct {
 	// Emit writes one event to the client. Run flushes nothing: the caller
 	// flushes when it sees fit (before reading on, at the latest).
 	Emit func([]byte) error
-	// HoldBack is the window of text withheld; 0 means DefaultHoldBack.
+	// Hold returns the release point of text, the unreleased end of the
+	// answer with a few bytes of released text before it: the
+	// offset in text before which no match can start or grow once more
+	// text arrives (scanner.Pipeline.Hold). Nil holds HoldBack bytes.
+	Hold func(text string) int
+	// HoldBack is the most text withheld; 0 means DefaultHoldBack.
 	HoldBack int
+	// Vault, when not nil, holds the placeholders that replaced personal
+	// data in the request: the client receives the values back where the
+	// model's answer repeats them (a placeholder split across events
+	// included). Text the screening redacted is not restored.
+	Vault *scanner.Vault
 }
 
 // Outcome is what happened to a streamed answer.
@@ -163,21 +183,38 @@ func (r *runner) run(ctx context.Context) error {
 			}
 			continue
 		}
-		if r.answer.Len()-r.released < r.opts.HoldBack+len(ev.Delta) && r.answer.Len() < MaxAnswer {
-			// Not enough text after the oldest pending event yet. Screening
-			// here would only repeat work the next event redoes.
-			if r.queue[0].end+r.opts.HoldBack > r.answer.Len() {
-				continue
-			}
+		point := r.point()
+		if r.queue[0].end > point {
+			// Nothing can leave yet; screening now would only repeat
+			// work the next event redoes.
+			continue
 		}
 		if blocked, err := r.screen(ctx, false); blocked || err != nil {
 			return err
 		}
-		if err := r.release(r.answer.Len() - r.opts.HoldBack); err != nil {
+		if err := r.release(point); err != nil {
 			return err
 		}
 	}
 }
+
+// point returns the release point in the assembled answer: the detectors'
+// hold, but never more than HoldBack bytes before the end.
+func (r *runner) point() int {
+	n := r.answer.Len()
+	bound := n - r.opts.HoldBack
+	if r.opts.Hold == nil || n >= MaxAnswer {
+		return bound
+	}
+	from := max(0, r.released-holdContext)
+	return max(bound, from+r.opts.Hold(r.answer.String()[from:]))
+}
+
+// holdContext is how much released text the release point is computed
+// with. A match cannot start before the release point (its start was
+// held), so the detectors need only the bytes around the point: a word
+// boundary, the token the point is in. Screening itself still sees
+// HoldBack bytes of context, which scores and context rules use.
 
 // finish screens and releases whatever is left when the upstream ends
 // without a terminator (Gemini's JSON array, a cut connection).
@@ -217,7 +254,7 @@ func (r *runner) screen(ctx context.Context, final bool) (bool, error) {
 		if msg == "" {
 			msg = "The answer was blocked by the organization's AI security policy."
 		}
-		if err := r.emit(r.opts.Stream.Block("content_blocked", msg)); err != nil {
+		if err := r.emit(format.BlockAfter(r.opts.Stream, r.out.Events > 0, "content_blocked", msg)); err != nil {
 			return true, err
 		}
 		r.queue = nil
@@ -332,14 +369,59 @@ func (r *runner) release(upTo int) error {
 			// decoded before the deltas it repeats were redacted.
 			r.opts.Stream.Refresh(&p.ev)
 		}
+		r.redacted.WriteString(p.ev.Delta)
+		if err := r.restore(p); err != nil {
+			return err
+		}
 		if err := r.emit(p.ev.Raw); err != nil {
 			return err
 		}
-		r.redacted.WriteString(p.ev.Delta)
 		r.released = p.end
 		n++
 	}
 	r.queue = r.queue[n:]
+	return nil
+}
+
+// restore puts the request's values back in place of the placeholders an
+// event's text holds: the value goes to the event holding a placeholder's
+// first byte, and its other bytes are dropped from the events that hold
+// them. An event the screening redacted keeps its text: a placeholder the
+// redaction wrote must not be turned back into personal data.
+func (r *runner) restore(p *pending) error {
+	v := r.opts.Vault
+	if v == nil || p.end <= p.start {
+		return nil
+	}
+	text := r.answer.String()
+	if p.ev.Delta != text[p.start:p.end] {
+		return nil
+	}
+	// Placeholders that end in this event may start in an earlier one.
+	from := max(0, p.start-v.Longest())
+	var b strings.Builder
+	last := p.start
+	for _, ph := range v.Placeholders(text[from:min(len(text), p.end+v.Longest())]) {
+		s, e := ph.Start+from, ph.End+from
+		if e <= p.start || s >= p.end {
+			continue
+		}
+		b.WriteString(text[last:max(last, s)])
+		if s >= p.start {
+			b.WriteString(ph.Value)
+		}
+		last = min(e, p.end)
+	}
+	if last == p.start && b.Len() == 0 {
+		return nil
+	}
+	b.WriteString(text[last:p.end])
+	restored := b.String()
+	raw, err := r.opts.Stream.Rewrite(&p.ev, restored)
+	if err != nil {
+		return err
+	}
+	p.ev.Raw, p.ev.Delta = raw, restored
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/scanner/internal/ahocorasick"
@@ -69,6 +70,10 @@ type Scanner struct {
 	prefilter *ahocorasick.Automaton
 	owner     []int
 	nfiltered int
+	// partials are the patterns' partial matchers for Hold, compiled on
+	// first use (only endpoints that stream answers need them).
+	partialsOnce sync.Once
+	partials     []*scanner.Partial
 }
 
 // New validates cfg and compiles its patterns once.

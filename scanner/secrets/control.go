@@ -130,6 +130,16 @@ func firstControl(s string) int {
 		if ((w-0x20*lo)&^w|(w+lo)|w)&hi == 0 {
 			continue
 		}
+		// Most flagged words hold a line break or a tab: the exact test
+		// for ASCII words (high bit set first so no borrow crosses a byte)
+		// lets them pass without the byte loop.
+		if w&hi == 0 {
+			x := w | hi
+			ge := func(n uint64) uint64 { return (x - n*lo) & hi }
+			if (^ge(0x09)|ge(0x0e)&^ge(0x20)|ge(0x7f))&hi == 0 {
+				continue
+			}
+		}
 		for j := i; j < i+8; j++ {
 			if isControl[s[j]] || c1At(s, j) {
 				return j

@@ -161,3 +161,28 @@ func TestScanPrefixedWalk(t *testing.T) {
 		t.Errorf("only %d tokens in the random texts: the test does not exercise the walk", found)
 	}
 }
+
+// FuzzScan checks that no input makes Scan panic or report a span outside
+// the text or inside a character. `go test` runs the seeds; `go test
+// -fuzz FuzzScan` explores.
+func FuzzScan(f *testing.F) {
+	for _, seed := range []string{
+		"AKIAZ7VR\x00SQ4LMB2XK3NP", `{"k": "AKIAZ7VR\u0000SQ4L"}`, "x\\u00", "a\\x1", "jwt:\n  secret:", "jwt: {",
+		"password is", "--password", "token:\n", "https://hooks.x/", "http://a/api/v1/", "sk_live_\xc2",
+		"-----BEGIN PRIVATE KEY-----\" + \"", "Unseal Key 1:", "Authorization: token ", "\xc2\x85\xc2",
+	} {
+		f.Add(seed)
+	}
+	s, err := New(Config{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		fd := scan(t, s, text)
+		for _, m := range fd.Matches {
+			if m.Start < 0 || m.End > len(text) || m.Start >= m.End {
+				t.Fatalf("%q: bad span %d..%d", text, m.Start, m.End)
+			}
+		}
+	})
+}

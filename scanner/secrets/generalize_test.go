@@ -17,11 +17,7 @@ func TestGeneralizes(t *testing.T) {
 		"  \"VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\\n\" +\n" +
 		"  \"-----END RSA PRIVATE KEY-----\";"
 	pemJava := `String pk = "-----BEGIN PRIVATE KEY-----" + "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj" + "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu" + "-----END PRIVATE KEY-----";`
-	tests := []struct {
-		name string
-		text string
-		want string // the secret, "" for clean
-	}{
+	tests := []struct{ name, text, want string }{ // want: the secret, "" for clean
 		// Provider tokens with no rule of their own: the prefixed-token shape.
 		{"jina", "JINA_API_KEY = os.getenv('JINA', 'jina_0a1b2c3d4e5f60718293a4b5c6d7e8f9QwErTyUiOpAsDfGhJkLzXcVbNm1234')",
 			"jina_0a1b2c3d4e5f60718293a4b5c6d7e8f9QwErTyUiOpAsDfGhJkLzXcVbNm1234"},
@@ -45,6 +41,10 @@ func TestGeneralizes(t *testing.T) {
 		{"jwt secret flat yaml", "jwt_secret: 'staging-signing-secret'\n", "staging-signing-secret"},
 		{"pem concatenated js", pemConcat, pemConcat[strings.Index(pemConcat, "-----BEGIN") : strings.LastIndex(pemConcat, "-----")+5]},
 		{"pem concatenated java", pemJava, pemJava[strings.Index(pemJava, "-----BEGIN") : strings.LastIndex(pemJava, "-----")+5]},
+
+		// Authorization schemes other than Bearer and Basic.
+		{"authorization token scheme", `curl -H "Authorization: token 9fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga" https://api.example.com`, "9fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga"},
+		{"authorization scheme prose", "Set the Authorization: token header to your personal token.", ""},
 
 		// A value wrapped onto the next line.
 		{"value on next line", "const creds = {\n  access_token:\n    'ya29.a0AfH6SMBx3kLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga',\n};", "ya29.a0AfH6SMBx3kLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga"},
@@ -101,6 +101,18 @@ func TestGeneralizes(t *testing.T) {
 		{"request id", "request failed: req_8fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga", ""},
 		{"kebab identifiers", "use-the-long-descriptive-component-name-here and snake_case_function_name_v2", ""},
 	}
+	// The kind reported, where a provider rule should claim the secret.
+	kinds := map[string]string{
+		"sourcegraph local token": "SOURCEGRAPH_TOKEN", "newrelic insights query key": "NEWRELIC_KEY",
+		"sonarqube user token": "SONARQUBE_TOKEN", "vault unseal key from init": "VAULT_UNSEAL_KEY",
+		"vault unseal hex": "VAULT_UNSEAL_KEY", "jwt secret nested yaml": "JWT_SECRET", "pem concatenated js": "PRIVATE_KEY",
+		"pem concatenated java": "PRIVATE_KEY", "nul inside aws id": "AWS_ACCESS_KEY_ID",
+	}
+	for name := range kinds {
+		if !slices.ContainsFunc(tests, func(tt struct{ name, text, want string }) bool { return tt.name == name }) {
+			t.Errorf("kinds names no test %q", name)
+		}
+	}
 	s, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -115,8 +127,12 @@ func TestGeneralizes(t *testing.T) {
 				}
 				return
 			}
-			if !f.Detected || !slices.Contains(got, tt.want) {
+			k := slices.Index(got, tt.want)
+			if !f.Detected || k < 0 {
 				t.Fatalf("got %q (%s), want %q", got, kindsOf(f), tt.want)
+			}
+			if kind := kinds[tt.name]; kind != "" && f.Matches[k].Kind != kind {
+				t.Errorf("kind %s, want %s", f.Matches[k].Kind, kind)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"encoding/base64"
+	"math"
 	"regexp"
 	"strings"
 )
@@ -177,7 +178,7 @@ func buildRules() []rule {
 		prefix("dependency-track-key", groupVCS, "DEPENDENCY_TRACK_API_KEY", []string{"odt_"}, `\b(odt_[A-Za-z0-9]{32,})\b`, 64),
 		prefix("postman-key", groupVCS, "POSTMAN_API_KEY", []string{"pmak-"}, `\b(PMAK-[0-9a-f]{24}-[0-9a-f]{34})\b`, 65),
 		prefix("sourcegraph-token", groupVCS, "SOURCEGRAPH_TOKEN", []string{"sgp_", "sgph_"},
-			`\b(sgph?_(?:[0-9a-f]{16}_)?[0-9a-f]{40}|sgp_[A-Za-z0-9]{64})\b`, 70),
+			`\b(sgph?_(?:[0-9a-f]{16}_|local_)?[0-9a-f]{40}|sgp_[A-Za-z0-9]{64})\b`, 70),
 		prefix("stackhawk-key", groupVCS, "STACKHAWK_API_KEY", []string{"hawk."}, `\b(hawk\.[0-9A-Za-z_-]{20}\.[0-9A-Za-z_-]{20})\b`, 47),
 		// ---- AI providers
 		prefix("anthropic-key", groupAI, "ANTHROPIC_API_KEY", []string{"sk-ant-"}, `\b(sk-ant-(?:api|admin|sid)[0-9]{2}-[A-Za-z0-9_-]{32,128})`, 150),
@@ -232,8 +233,8 @@ func buildRules() []rule {
 		prefix("grafana-sa-token", groupSaaS, "GRAFANA_TOKEN", []string{"glsa_"}, `\b(glsa_[A-Za-z0-9]{32}_[0-9a-f]{8})\b`, 47),
 		prefix("mapbox-token", groupSaaS, "MAPBOX_TOKEN", []string{"pk.eyj", "sk.eyj", "tk.eyj"},
 			`\b([pst]k\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,})`, 400),
-		prefix("newrelic-key", groupSaaS, "NEWRELIC_KEY", []string{"nrak-", "nraa-", "nrii-", "nrra-", "nrjs-", "nrsp-", "nrag-"},
-			`\b(NRAK-[A-Z0-9]{27}|NRAA-[a-f0-9]{27}|NRII-[A-Za-z0-9_-]{32}|NRRA-[a-f0-9]{42}|NRJS-[a-f0-9]{19}|NRSP-[a-z]{2}[0-9]{2}[a-f0-9]{31}|NRAG-[a-f0-9]{38})`+endTok, 50),
+		prefix("newrelic-key", groupSaaS, "NEWRELIC_KEY", []string{"nrak-", "nraa-", "nrii-", "nriq-", "nrra-", "nrjs-", "nrsp-", "nrag-"},
+			`\b(NRAK-[A-Z0-9]{27}|NRAA-[a-f0-9]{27}|NRI[IQ]-[A-Za-z0-9_-]{32}|NRRA-[a-f0-9]{42}|NRJS-[a-f0-9]{19}|NRSP-[a-z]{2}[0-9]{2}[a-f0-9]{31}|NRAG-[a-f0-9]{38})`+endTok, 50),
 		{id: "newrelic-license-key", group: groupSaaS, kind: "NEWRELIC_KEY", keywords: []string{"nral"},
 			re: re(`\b([a-f0-9]{36}NRAL|eu01xx[a-f0-9]{30}NRAL)\b`), before: 37, after: 1, score: 1},
 		prefix("newrelic-pixie-key", groupSaaS, "NEWRELIC_PIXIE_KEY", []string{"px-dep-", "px-api-"}, `\b(px-(?:dep|api)-`+uuid+`)\b`, 45),
@@ -276,6 +277,11 @@ func buildRules() []rule {
 			`(?i)authorization["']?\s*:\s*["']?bearer\s+([A-Za-z0-9._~+/-]{8,}=*)`), hasDigit),
 		ctxRule("http-basic", groupHTTP, "BASIC_AUTH", []string{"authorization"},
 			`(?i)authorization["']?\s*:\s*["']?basic\s+([A-Za-z0-9+/]{8,}={0,2})`),
+		// Other schemes ("Authorization: SSWS ...", "token ...", "Api-Key
+		// ..."): the credential is what follows the scheme name, and must
+		// look generated, since the scheme set is open.
+		withCheck(ctxRule("http-auth-scheme", groupHTTP, "AUTHORIZATION", []string{"authorization"},
+			`(?i)authorization["']?\s*:\s*["']?(?:token|ssws|api-?key|key|sso-key|apikey|digest|hmac)[=\s]\s*([A-Za-z0-9._~+/-]{16,}=*)`), looksGenerated),
 		ctxRule("curl-user", groupHTTP, "BASIC_AUTH", []string{"-u ", "--user "},
 			`(?:-u|--user)\s+["']?[A-Za-z0-9._@-]{1,64}:([^\s"'@$]{4,128})`),
 		// ---- Password hashes
@@ -341,6 +347,12 @@ func jwtHeader(tok string) bool {
 	}
 	d := buf[:n]
 	return len(d) > 0 && d[0] == '{' && containsBytes(d, `"alg"`)
+}
+
+// looksGenerated reports a value with a digit and the entropy of a random
+// string of its length.
+func looksGenerated(v string) bool {
+	return hasDigit(v) && !isSequential(v) && entropy(v) >= math.Min(DefaultEntropyThreshold, math.Log2(float64(len(v)))-0.7)
 }
 
 // pemBody reports whether a PEM match carries key material: a run of 40

@@ -7,10 +7,9 @@ import (
 
 // Providers mint tokens in one shape: a short lower- or upper-case prefix
 // naming the provider and kind ("sk-ant-api03-", "dckr_pat_", "NRAK-",
-// "dp.pt.", "jina_"), then a long random body. matchPrefixed finds that
+// "dp.pt.", "jina_"), then a long random body. scanPrefixed finds that
 // shape without knowing the provider, which is how a token of a provider
-// without a rule here is still caught. It walks the text once; runs of
-// token characters shorter than a token cost a table lookup per byte.
+// without a rule here is still caught.
 
 // tokenByte marks the bytes a prefixed token is made of.
 var tokenByte = func() (t [256]bool) {

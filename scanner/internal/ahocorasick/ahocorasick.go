@@ -18,6 +18,7 @@ package ahocorasick
 import (
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // ErrPattern is wrapped by the errors New returns.
@@ -48,6 +49,10 @@ type Automaton struct {
 	out      []uint32
 	lens     []int // pattern id -> length in bytes
 	maxLen   int
+	// depths[n] is the trie depth of state number n, computed on first
+	// use by OpenSuffix.
+	depthOnce sync.Once
+	depths    []int
 }
 
 // hasOut flags a delta entry whose target state has outputs.

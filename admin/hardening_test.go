@@ -1,0 +1,76 @@
+package admin
+
+import (
+	"strings"
+	"testing"
+)
+
+// An id returned by POST /prompts is readable, and usable as a parentId or
+// a template's source, at once: no Sync between the calls.
+func TestPromptIDReadableAtOnce(t *testing.T) {
+	f := newSendFixture(t, nil)
+	for i := range 5 {
+		_, m := f.send(t, tokAlice, map[string]any{"input": "first", "provider": "openai"})
+		id, _ := m["id"].(string)
+		if w, _ := f.call(t, "GET", "/backend/v1/prompts/"+id, tokAlice, "", ""); w.Code != 200 {
+			t.Fatalf("round %d: GET of a returned id: %d %s", i, w.Code, w.Body)
+		}
+		if w, _ := f.send(t, tokAlice, map[string]any{"input": "follow-up", "provider": "openai", "parentId": id}); w.Code != 200 {
+			t.Fatalf("round %d: follow-up with the returned parentId: %d %s", i, w.Code, w.Body)
+		}
+		if w, _ := f.call(t, "POST", "/backend/v1/prompts/templates", tokAlice, "application/json", `{"name":"t","promptId":"`+id+`"}`); w.Code != 201 {
+			t.Fatalf("round %d: template from the returned id: %d %s", i, w.Code, w.Body)
+		}
+	}
+}
+
+// The API refuses what the gateway refuses: keys equal but for case, and
+// repeated keys, which encoding/json would silently resolve.
+func TestAPIBodyKeys(t *testing.T) {
+	f := newSendFixture(t, nil)
+	cases := []struct {
+		name, body, param, msg string
+	}{
+		{"case variant", `{"input":"hello","provider":"openai","Input":"AKIAZ7VRSQ4LMXWB2PEH"}`, "Input", "duplicate key"},
+		{"repeated key", `{"input":"hello","provider":"openai","input":"other"}`, "input", "duplicate key"},
+		{"nested variant", `{"input":"hello","provider":"openai","externalMetadata":"m","access":{"a":1,"A":2}}`, "access.A", "duplicate key"},
+		{"top-level array", `[{"input":"hello"}]`, "", "the request body must be a JSON object"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w, m := f.call(t, "POST", "/backend/v1/prompts", tokAlice, "application/json", tc.body)
+			e, _ := m["error"].(map[string]any)
+			param, _ := e["param"].(string)
+			if w.Code != 400 || e["code"] != "invalid_parameter" || param != tc.param || !strings.Contains(e["message"].(string), tc.msg) {
+				t.Fatalf("got %d %s", w.Code, w.Body)
+			}
+		})
+	}
+}
+
+// A member reading their own template sees only the prompts they may
+// read, not those an admin sent from it.
+func TestTemplateShowsOnlyReadablePrompts(t *testing.T) {
+	f := newSendFixture(t, nil)
+	_, m := f.send(t, tokAlice, map[string]any{"input": "alice's source", "provider": "openai"})
+	w, m := f.call(t, "POST", "/backend/v1/prompts/templates", tokAlice, "application/json", `{"name":"t","promptId":"`+m["id"].(string)+`"}`)
+	if w.Code != 201 {
+		t.Fatalf("create: %d %s", w.Code, w.Body)
+	}
+	tid := field(m, "promptTemplate", "id").(string)
+	if w, _ := f.send(t, tokBob, map[string]any{"input": "bob's secret plan", "provider": "openai", "promptTemplateId": tid, "fromTemplate": true}); w.Code != 200 {
+		t.Fatalf("admin sends from the template: %d %s", w.Code, w.Body)
+	}
+	for _, tc := range []struct {
+		tok  string
+		want int
+	}{{tokAlice, 1}, {tokBob, 2}} {
+		w, m := f.call(t, "GET", "/backend/v1/prompts/templates/"+tid, tc.tok, "", "")
+		if w.Code != 200 {
+			t.Fatalf("get: %d", w.Code)
+		}
+		if n := len(m["prompts"].([]any)); n != tc.want || (tc.tok == tokAlice && strings.Contains(w.Body.String(), "bob's secret plan")) {
+			t.Errorf("%s sees %d prompts, want %d: %s", tc.tok[:8], n, tc.want, w.Body)
+		}
+	}
+}

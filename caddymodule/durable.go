@@ -1,0 +1,74 @@
+package caddymodule
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/promptwall/promptwall/store"
+)
+
+// commitGate keeps back the last byte written to the client until the
+// exchange's record is durable (durability sync). Without its last byte an
+// answer is incomplete whatever its framing: a Content-Length body is
+// short, a JSON document unterminated, an event stream's final event (its
+// terminator included) unfinished. Everything before it flows and flushes
+// as usual, so streaming is not delayed.
+type commitGate struct {
+	*caddyhttp.ResponseWriterWrapper
+	last [1]byte
+	held bool
+}
+
+// gateWrites wraps w in a commitGate when the store is in sync mode.
+func (h *Handler) gateWrites(w http.ResponseWriter) (http.ResponseWriter, *commitGate) {
+	if h.app.shared.store.Durability() != store.DurabilitySync {
+		return w, nil
+	}
+	g := &commitGate{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	return g, g
+}
+
+func (g *commitGate) Write(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	if g.held {
+		if _, err := g.ResponseWriterWrapper.Write(g.last[:]); err != nil {
+			return 0, err
+		}
+		g.held = false
+	}
+	if n, err := g.ResponseWriterWrapper.Write(b[:len(b)-1]); err != nil {
+		return n, err
+	}
+	g.last[0], g.held = b[len(b)-1], true
+	return len(b), nil
+}
+
+// release waits until the record committed through res is durable, then
+// writes the last byte. If it cannot be made durable the answer is
+// aborted, so the client sees a failed request rather than a complete
+// answer with no record.
+func (g *commitGate) release(ctx context.Context, res *store.Reservation, log *zap.Logger) {
+	if err := res.Wait(ctx); err != nil {
+		log.Error("aborting the answer: its record was not committed", zap.Error(err))
+		panic(http.ErrAbortHandler)
+	}
+	if !g.held {
+		return
+	}
+	// Flushed at once: a streaming client is waiting for exactly this byte.
+	if _, err := g.ResponseWriterWrapper.Write(g.last[:]); err == nil {
+		_ = http.NewResponseController(g.ResponseWriterWrapper).Flush()
+	}
+}
+
+// ReadFrom copies through Write: the embedded wrapper's ReadFrom would
+// hand the copy to the client's writer, past the gate.
+func (g *commitGate) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(writerOnly{g}, r)
+}

@@ -1,0 +1,50 @@
+package scanner
+
+import "strings"
+
+// Placeholder is one of a vault's placeholders found in a text, with the
+// value it stands for.
+type Placeholder struct {
+	Start, End int
+	Value      string
+}
+
+// Placeholders returns the vault's placeholders in text, in order, the way
+// Restore finds them. A streamed answer is restored piece by piece: its
+// events are released one by one and a placeholder may span several, so
+// the caller needs the spans rather than the restored text.
+func (v *Vault) Placeholders(text string) []Placeholder {
+	if strings.IndexByte(text, '[') < 0 {
+		return nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []Placeholder
+	for i := 0; ; {
+		j := strings.IndexByte(text[i:], '[')
+		if j < 0 || len(v.byPH) == 0 {
+			return out
+		}
+		i += j
+		end := strings.IndexByte(text[i+1:min(len(text), i+v.longest)], ']')
+		if end < 0 {
+			i++
+			continue
+		}
+		ph := text[i : i+end+2]
+		val, ok := v.byPH[ph]
+		if !ok {
+			i++
+			continue
+		}
+		out = append(out, Placeholder{Start: i, End: i + len(ph), Value: val})
+		i += len(ph)
+	}
+}
+
+// Longest returns the length of the vault's longest placeholder.
+func (v *Vault) Longest() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.longest
+}

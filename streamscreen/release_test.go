@@ -1,0 +1,346 @@
+package streamscreen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/promptwall/promptwall/format"
+	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/banned"
+	"github.com/promptwall/promptwall/scanner/pii"
+	"github.com/promptwall/promptwall/scanner/secrets"
+)
+
+// builders render an answer's text chunks as each format streams them,
+// one event per chunk, with the format's own opening and terminator.
+var builders = map[string]func(chunks []string) string{
+	format.NameOpenAIChat: func(chunks []string) string {
+		var b strings.Builder
+		b.WriteString(roleChunk)
+		for _, c := range chunks {
+			b.WriteString(chunk(c))
+		}
+		b.WriteString(done)
+		return b.String()
+	},
+	format.NameOpenAICompletions: func(chunks []string) string {
+		var b strings.Builder
+		for _, c := range chunks {
+			b.WriteString("data: " + mustJSON(map[string]any{"object": "text_completion", "choices": []any{map[string]any{"index": 0, "text": c}}}) + "\n\n")
+		}
+		b.WriteString(done)
+		return b.String()
+	},
+	format.NameOpenAIResponses: func(chunks []string) string {
+		var b strings.Builder
+		b.WriteString("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"r\",\"status\":\"in_progress\",\"output\":[]}}\n\n")
+		for i, c := range chunks {
+			b.WriteString("event: response.output_text.delta\ndata: " + mustJSON(map[string]any{"type": "response.output_text.delta", "item_id": "m1",
+				"output_index": 0, "content_index": 0, "delta": c, "sequence_number": i + 1}) + "\n\n")
+		}
+		b.WriteString("event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":99,\"response\":{\"id\":\"r\",\"status\":\"completed\",\"output\":[]}}\n\n")
+		return b.String()
+	},
+	format.NameAnthropicMessages: func(chunks []string) string {
+		var b strings.Builder
+		b.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[]}}\n\n")
+		for _, c := range chunks {
+			b.WriteString("event: content_block_delta\ndata: " + mustJSON(map[string]any{"type": "content_block_delta", "index": 0,
+				"delta": map[string]any{"type": "text_delta", "text": c}}) + "\n\n")
+		}
+		b.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+		return b.String()
+	},
+	format.NameGemini + " sse": func(chunks []string) string {
+		var b strings.Builder
+		for _, c := range chunks {
+			b.WriteString("data: " + geminiChunk(c, false) + "\r\n\r\n")
+		}
+		b.WriteString("data: " + geminiChunk("", true) + "\r\n\r\n")
+		return b.String()
+	},
+	format.NameGemini + " array": func(chunks []string) string {
+		var b strings.Builder
+		b.WriteString("[")
+		for _, c := range chunks {
+			b.WriteString(geminiChunk(c, false) + "\n,\r\n")
+		}
+		b.WriteString(geminiChunk("", true) + "\n]")
+		return b.String()
+	},
+	format.NameOllamaChat: func(chunks []string) string {
+		var b strings.Builder
+		for _, c := range chunks {
+			b.WriteString(mustJSON(map[string]any{"model": "m", "message": map[string]any{"role": "assistant", "content": c}, "done": false}) + "\n")
+		}
+		b.WriteString(`{"model":"m","message":{"role":"assistant","content":""},"done":true}` + "\n")
+		return b.String()
+	},
+	format.NameOllamaGenerate: func(chunks []string) string {
+		var b strings.Builder
+		for _, c := range chunks {
+			b.WriteString(mustJSON(map[string]any{"model": "m", "response": c, "done": false}) + "\n")
+		}
+		b.WriteString(`{"model":"m","response":"","done":true}` + "\n")
+		return b.String()
+	},
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func geminiChunk(text string, last bool) string {
+	cand := map[string]any{"content": map[string]any{"parts": []any{map[string]any{"text": text}}, "role": "model"}, "index": 0}
+	if last {
+		cand["finishReason"] = "STOP"
+	}
+	return mustJSON(map[string]any{"candidates": []any{cand}})
+}
+
+func formatOf(t *testing.T, name string) format.Format {
+	t.Helper()
+	f, err := format.ByName(strings.Fields(name)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// guard is an output pipeline that blocks secrets, card numbers and a
+// banned phrase, with its release points.
+func guard(t *testing.T) *scanner.Pipeline {
+	t.Helper()
+	sec, err := secrets.New(secrets.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cards, err := pii.New(pii.Config{Entities: []string{pii.KindCreditCard}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ban, err := banned.New(banned.Config{Substrings: []string{"Project Nightingale"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setting := func(id string) scanner.Setting {
+		return scanner.Setting{ID: id, Version: "1", Enabled: true, Mode: scanner.ModeBlock, Blocking: true,
+			FlagMessage: "blocked", Directions: []scanner.Direction{scanner.Output}}
+	}
+	p, err := scanner.NewPipeline([]scanner.Stage{
+		{Setting: setting("secrets"), Scanner: sec},
+		{Setting: setting("cards"), Scanner: cards},
+		{Setting: setting("banned"), Scanner: ban},
+	}, scanner.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func releaseOptions(p *scanner.Pipeline) Options {
+	return Options{
+		Screen: func(ctx context.Context, conv *scanner.Conversation) *scanner.Result {
+			return p.Screen(ctx, conv, scanner.Output)
+		},
+		Hold: func(text string) int { return p.Hold(text, scanner.Output, nil) },
+	}
+}
+
+// eventReader hands the stream over one event per Read and records, before
+// each, how many events the screener had written: what the client had
+// received when the upstream sent the next event.
+type eventReader struct {
+	events  []string
+	writes  *int
+	before  []int
+	pending string
+}
+
+func (e *eventReader) Read(p []byte) (int, error) {
+	if e.pending == "" {
+		if len(e.events) == 0 {
+			return 0, io.EOF
+		}
+		e.before = append(e.before, *e.writes)
+		e.pending, e.events = e.events[0], e.events[1:]
+	}
+	n := copy(p, e.pending)
+	e.pending = e.pending[n:]
+	return n, nil
+}
+
+// clientText decodes what the client received and joins its text.
+func clientText(t *testing.T, f format.Format, writes []string) (string, *format.Error) {
+	t.Helper()
+	s := f.NewStream(strings.NewReader(strings.Join(writes, "")))
+	var text strings.Builder
+	var last *format.Error
+	for {
+		ev, err := s.Next()
+		if errors.Is(err, io.EOF) {
+			return text.String(), last
+		}
+		if err != nil {
+			t.Fatalf("the client cannot decode its stream %q: %v", strings.Join(writes, ""), err)
+		}
+		text.WriteString(ev.Delta)
+		if ev.Err != nil {
+			last = ev.Err
+		}
+	}
+}
+
+// TestSplitMatchesNeverReachTheClient streams answers whose secret, card
+// number or banned phrase is split across 2, 3 and 10 events, in every
+// format: the stream is blocked, the client's copy decodes, ends with the
+// provider's error, and holds no byte of the match.
+func TestSplitMatchesNeverReachTheClient(t *testing.T) {
+	p := guard(t)
+	split := func(s string, n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, s[i*len(s)/n:(i+1)*len(s)/n])
+		}
+		return out
+	}
+	cases := []struct {
+		name, match string
+		chunks      []string
+	}{
+		{"secret in 2", fakeKey, split(fakeKey, 2)},
+		{"secret in 3", fakeKey, split(fakeKey, 3)},
+		{"secret in 10", fakeKey, split(fakeKey, 10)},
+		{"password assignment in 10", `"Tr0ub4dor&3x"`, split(`db_password = "Tr0ub4dor&3x"`, 10)},
+		{"card number in 3", "4111 1111 1111 1111", split("4111 1111 1111 1111", 3)},
+		{"banned phrase in 3", "Project Nightingale", split("Project Nightingale", 3)},
+	}
+	for name, build := range builders {
+		f := formatOf(t, name)
+		for _, c := range cases {
+			t.Run(name+"/"+c.name, func(t *testing.T) {
+				chunks := append([]string{"Sure", ", here", " it is: "}, c.chunks...)
+				chunks = append(chunks, " and", " more", " words", " after.")
+				answer := strings.Join(chunks, "")
+				var writes []string
+				opts := releaseOptions(p)
+				opts.Stream = f.NewStream(strings.NewReader(build(chunks)))
+				opts.Emit = func(b []byte) error { writes = append(writes, string(b)); return nil }
+				out, err := Run(context.Background(), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !out.Blocked {
+					t.Fatalf("not blocked; client got %q", strings.Join(writes, ""))
+				}
+				got, blockErr := clientText(t, f, writes)
+				start := strings.Index(answer, c.match)
+				if !strings.HasPrefix(answer[:start], got) {
+					t.Errorf("the client received %q, past the match's start in %q", got, answer)
+				}
+				if blockErr == nil || !strings.Contains(blockErr.Message, "blocked") {
+					t.Errorf("the stream does not end with the provider's error: %+v", blockErr)
+				}
+			})
+		}
+	}
+}
+
+// TestProseLeavesAWordBehind checks that ordinary prose is released as it
+// arrives: when the upstream sends an event, every event before it has
+// reached the client (plain words are released at once; the role event
+// leaves before any text arrives).
+func TestProseLeavesAWordBehind(t *testing.T) {
+	p := guard(t)
+	words := strings.Fields("The capital of France is Paris, a city on the Seine known for its museums and its bridges!")
+	for i := range words {
+		words[i] += " "
+	}
+	for name, build := range builders {
+		t.Run(name, func(t *testing.T) {
+			f := formatOf(t, name)
+			var events []string
+			s := f.NewStream(strings.NewReader(build(words)))
+			for {
+				ev, err := s.Next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				events = append(events, string(ev.Raw))
+			}
+			writes := 0
+			r := &eventReader{events: events, writes: &writes}
+			opts := releaseOptions(p)
+			opts.Stream = f.NewStream(r)
+			opts.Emit = func([]byte) error { writes++; return nil }
+			if _, err := Run(context.Background(), opts); err != nil {
+				t.Fatal(err)
+			}
+			// before[k] is what the client had when event k was sent:
+			// every event before it.
+			for k, n := range r.before {
+				if n < k {
+					t.Fatalf("when event %d was sent the client had %d events, want %d", k, n, k)
+				}
+			}
+			if writes != len(events) {
+				t.Errorf("%d writes for %d events", writes, len(events))
+			}
+		})
+	}
+}
+
+// TestPlaceholdersRestoredInStreams checks that the request's placeholders
+// are replaced by the user's values in a streamed answer, a placeholder
+// split across events included, and that the record keeps the placeholder.
+func TestPlaceholdersRestoredInStreams(t *testing.T) {
+	var vault scanner.Vault
+	const email = "jane.doe@example.com"
+	ph := vault.Redact(email, []scanner.Match{{Start: 0, End: len(email), Kind: "EMAIL_ADDRESS"}})
+	if ph != "[EMAIL_ADDRESS_1]" {
+		t.Fatalf("placeholder %q", ph)
+	}
+	splits := [][]string{
+		{"Write to " + ph + " today."},
+		{"Write to [EMAIL_", "ADDRESS_1] today."},
+		{"Write to [", "EMAIL", "_ADDRESS", "_1", "] today", "."},
+		{"Write to ", ph, " or ", ph, "."},
+	}
+	p := guard(t)
+	for name, build := range builders {
+		f := formatOf(t, name)
+		for i, chunks := range splits {
+			t.Run(fmt.Sprint(name, "/", i), func(t *testing.T) {
+				var writes []string
+				opts := releaseOptions(p)
+				opts.Vault = &vault
+				opts.Stream = f.NewStream(strings.NewReader(build(chunks)))
+				opts.Emit = func(b []byte) error { writes = append(writes, string(b)); return nil }
+				out, err := Run(context.Background(), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := clientText(t, f, writes)
+				want := strings.ReplaceAll(strings.Join(chunks, ""), ph, email)
+				if got != want {
+					t.Errorf("client text %q, want %q", got, want)
+				}
+				if strings.Contains(out.Redacted, email) || !strings.Contains(out.Answer, ph) {
+					t.Errorf("the record keeps %q / %q, want placeholders only", out.Answer, out.Redacted)
+				}
+			})
+		}
+	}
+}
