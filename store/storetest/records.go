@@ -17,6 +17,10 @@ import (
 	"github.com/promptwall/promptwall/store"
 )
 
+// keepForever disables retention: dataset's records were received months
+// ago, and a sweep must not delete them while a test walks them.
+const keepForever = -1
+
 // maxIDLen is the longest id or user id a record may carry.
 const maxIDLen = 1024
 
@@ -215,7 +219,7 @@ func model(all []*store.Prompt, q store.Query) []string {
 }
 
 func testListPrompts(t *testing.T, h Harness) {
-	s := h.open(t, Options{})
+	s := h.open(t, Options{Retention: keepForever})
 	all := dataset(t, s, 240)
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
@@ -287,9 +291,9 @@ func testListPrompts(t *testing.T, h Harness) {
 }
 
 func testListPromptsRejects(t *testing.T, h Harness) {
-	s := h.open(t, Options{})
+	s := h.open(t, Options{Retention: keepForever})
 	dataset(t, s, 30)
-	other := h.open(t, Options{})
+	other := h.open(t, Options{Retention: keepForever})
 	dataset(t, other, 30)
 
 	q := store.Query{OrgID: "orgA", Limit: 5}
@@ -357,7 +361,7 @@ func mustCursor(t *testing.T, s store.RecordStore, q store.Query) string {
 func testPagingWhileWriting(t *testing.T, h Harness) {
 	for _, asc := range []bool{false, true} {
 		t.Run(fmt.Sprint("ascending=", asc), func(t *testing.T) {
-			s := h.open(t, Options{BatchWait: time.Millisecond})
+			s := h.open(t, Options{BatchWait: time.Millisecond, Retention: keepForever})
 			before := dataset(t, s, 200)
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
