@@ -15,7 +15,7 @@ import (
 // stratified 5-fold cross-validation, recall on attacks (without
 // PurpleLlama's logic-violating slice) and the FPR on benign texts at the
 // threshold the shipped model uses. The bounds are a ratchet at today's
-// measured figures (recall 0.849 at FPR 0.020), which a change may raise but
+// measured figures (recall 0.846 at FPR 0.020), which a change may raise but
 // not lower; the goal is recall 0.90 at FPR 0.01.
 const (
 	minRecall = 0.84
@@ -160,7 +160,7 @@ func TestEvasion(t *testing.T) {
 // trained on: each source family (the repository its rows come from) is
 // scored by a model trained without it. They are far below the random-fold
 // figures, which is the point of reporting them; the bounds are a ratchet
-// at today's measurement (recall 0.734, FPR 0.045).
+// at today's measurement (recall 0.721, FPR 0.044).
 func TestLeaveOneSourceOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains five models; skipped with -short")

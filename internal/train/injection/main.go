@@ -40,6 +40,7 @@ func main() {
 	lambda := flag.Float64("lambda", 0, "L2 penalty (0: default)")
 	epochs := flag.Int("epochs", 0, "SGD epochs (0: default)")
 	extra := flag.String("extra", "scanner/injection/testdata/handwritten.jsonl", "hand-written examples, trained on in every fold and never scored (\"\" for none)")
+	ownRequests := flag.Bool("own-requests", true, "train on planted instructions restated as the user's own request (negatives)")
 	loso := flag.Bool("loso", true, "also report leave-one-source-out figures")
 	dry := flag.Bool("n", false, "cross-validate only, do not write the model")
 	showErrors := flag.Bool("errors", false, "list the texts cross-validation gets wrong (first 160 bytes)")
@@ -51,7 +52,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	opt := injection.TrainOptions{Window: *window, Lambda: *lambda, Epochs: *epochs, Exclude: injection.LogicViolating}
+	opt := injection.TrainOptions{Window: *window, Lambda: *lambda, Epochs: *epochs, Exclude: injection.LogicViolating, OwnRequests: *ownRequests}
 	if *extra != "" {
 		if opt.Extra, err = dataset.ReadJSONL[injection.Example](*extra); err != nil {
 			log.Fatal(err)
