@@ -73,7 +73,7 @@ type Config struct {
 	Sender Sender
 	// Limits holds the providers' traffic limits across reloads; nil
 	// applies none.
-	Limits *limits.Registry
+	Limits limits.Set
 	// LimitWait is how long POST /prompts waits for a provider's limits
 	// before answering 429. Default: 2s; negative: no wait.
 	LimitWait time.Duration

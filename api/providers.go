@@ -165,7 +165,7 @@ const defaultLimitWait = 2 * time.Second
 
 // limiterFor returns the provider's limiter, nil when none applies. Its
 // limits are the running config's, applied when that config started.
-func (h *Handler) limiterFor(c *provider.Config) (*limits.Limiter, error) {
+func (h *Handler) limiterFor(c *provider.Config) (limits.Gate, error) {
 	if h.prompts.limits == nil {
 		return nil, nil
 	}

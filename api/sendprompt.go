@@ -33,7 +33,7 @@ type promptDeps struct {
 	providers ProviderSource
 	screener  Screener
 	sender    Sender
-	limits    *limits.Registry
+	limits    limits.Set
 	limitWait time.Duration
 }
 
@@ -331,6 +331,10 @@ func (h *Handler) sendPrompt(w http.ResponseWriter, r *http.Request, p Principal
 			}
 			x.fail = fmt.Errorf("not sent: %w", err)
 			w.Header().Set("Retry-After", strconv.Itoa(limits.RetryAfterSeconds(retry)))
+			if errors.Is(err, limits.ErrUnavailable) {
+				return h.finishPrompt(w, r, p, res, x, chat, tmpl, req.ChatName, &apiError{status: http.StatusServiceUnavailable,
+					code: "limiter_unavailable", message: fmt.Sprintf("the limits of provider %s cannot be checked right now; retry later", cfg.Name)})
+			}
 			return h.finishPrompt(w, r, p, res, x, chat, tmpl, req.ChatName, &apiError{status: http.StatusTooManyRequests,
 				code: "rate_limited", message: fmt.Sprintf("provider %s is at its limit; retry later", cfg.Name)})
 		}

@@ -104,7 +104,7 @@ type sendFixture struct {
 	responses [][]byte
 }
 
-func newSendFixture(t *testing.T, lim *limits.Registry) *sendFixture {
+func newSendFixture(t *testing.T, lim limits.Set) *sendFixture {
 	f := &sendFixture{fixture: newFixture(t), providers: fakeProviders{}, ups: map[string]*recordingUpstream{}}
 	answers := map[string]string{
 		provider.TypeOpenAI:      `{"choices":[{"message":{"role":"assistant","content":"openai says hi"}}]}`,
@@ -333,7 +333,7 @@ func TestSendPromptFailures(t *testing.T) {
 }
 
 func TestSendPromptRateLimited(t *testing.T) {
-	f := newSendFixture(t, limits.NewRegistry(nil, nil))
+	f := newSendFixture(t, limits.Local(limits.NewRegistry(nil, nil)))
 	f.providers[provider.TypeOllama].MaxRequestsPerSecond = "0.001"
 	if w, _ := f.send(t, tokAlice, map[string]any{"input": "one", "provider": "ollama"}); w.Code != 200 {
 		t.Fatalf("first: %d", w.Code)

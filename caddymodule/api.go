@@ -50,7 +50,7 @@ func (a *App) newAPI(logger *zap.Logger) (http.Handler, error) {
 		Providers:          appProviders{a},
 		Screener:           appScreener{a},
 		Sender:             providerClient,
-		Limits:             a.shared.limits,
+		Limits:             a.limitSet(),
 		Campaigns:          a.shared.runner,
 		RedTeam:            orgFeatures{a.shared.store},
 		ProviderLookup:     a.providerLookup,

@@ -86,8 +86,13 @@ type App struct {
 	// are created or updated at load, matched by name and e-mail; nothing
 	// is ever deleted or unblocked by a config change.
 	Orgs []identity.Org `json:"orgs,omitempty"`
+	// LimitsRaw chooses where providers' limits are kept: a module of
+	// the namespace promptwall.limits (limits_redis.go). Default: in this
+	// process, so a limit applies per instance.
+	LimitsRaw json.RawMessage `json:"limits,omitempty" caddy:"namespace=promptwall.limits inline_key=engine"`
 
 	shared        *sharedState
+	limitsEngine  LimitsEngine
 	poolKey       string
 	bootstrapHash *[32]byte
 	auth          *auth.Authenticator
@@ -167,6 +172,9 @@ func (a *App) Provision(ctx caddy.Context) (err error) {
 	a.auth = &auth.Authenticator{Store: a.shared.store, BootstrapHash: a.bootstrapHash,
 		BootstrapOrgID: defaultOrgID(), Logger: a.logger}
 	if err := a.applyIdentity(); err != nil {
+		return err
+	}
+	if err := a.provisionLimits(ctx); err != nil {
 		return err
 	}
 	if err := a.provisionProviders(); err != nil {

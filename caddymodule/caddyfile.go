@@ -43,6 +43,7 @@ func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 //	    max_size            <size>
 //	    bootstrap_token     <token>
 //	    verdict_cache_size  <size>
+//	    limits redis { ... }                # limits shared by instances (see RedisLimits)
 //	    scanner <module> [<id>] { ... }     # global settings every endpoint inherits
 //	    package <name> {
 //	        scanner <module> [<id>] { ... }
@@ -174,6 +175,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			a.PackFiles = append(a.PackFiles, files...)
+		case "limits":
+			raw, err := parseLimitsEngine(d)
+			if err != nil {
+				return err
+			}
+			a.LimitsRaw = raw
 		case "org":
 			org, err := parseOrgBlock(d)
 			if err != nil {

@@ -21,7 +21,7 @@ import (
 // secrets resolved, and its limiter (shared across reloads).
 type configuredProvider struct {
 	cfg     provider.Config
-	limiter *limits.Limiter
+	limiter limits.Gate
 	// limits are applied to limiter when this config starts (see
 	// App.Start), never while it is provisioned.
 	limits limits.Config
@@ -53,7 +53,7 @@ func (a *App) provisionProviders() error {
 		if err != nil {
 			return fmt.Errorf("provider %q: %w", cfg.Name, err)
 		}
-		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.shared.limits.Attach(cfg.Name, lc), limits: lc}
+		a.providers[cfg.Name] = &configuredProvider{cfg: cfg, limiter: a.limitSet().Attach(cfg.Name, lc), limits: lc}
 	}
 	return nil
 }

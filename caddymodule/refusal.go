@@ -75,6 +75,13 @@ func limitRefusal(err error) *refusal {
 	if le, ok := errors.AsType[*limits.LimitError](err); ok {
 		retry = le.RetryAfter
 	}
+	if errors.Is(err, limits.ErrUnavailable) {
+		// The shared limiter failed closed: the gateway, not the client,
+		// is at fault.
+		return &refusal{reason: "limiter_unavailable", status: http.StatusServiceUnavailable, code: "limiter_unavailable",
+			message: "The gateway cannot check this provider's limits right now; retry later.",
+			retryAfter: strconv.Itoa(limits.RetryAfterSeconds(retry))}
+	}
 	msg := "The provider's request limit is reached; retry later."
 	if errors.Is(err, limits.ErrConcurrencyLimited) {
 		msg = "Too many requests to this provider are in flight; retry later."

@@ -34,6 +34,9 @@ var (
 	ErrConcurrencyLimited = errors.New("limits: concurrency limit reached")
 	// ErrInvalidConfig: a limit string is not a positive decimal.
 	ErrInvalidConfig = errors.New("limits: invalid limit")
+	// ErrUnavailable: a shared limiter could not reach its store (Redis)
+	// and fails closed. The error wraps the cause as well.
+	ErrUnavailable = errors.New("limits: limiter store unavailable")
 )
 
 // Reasons passed to Observer.Rejected; bounded, so fit as metric labels.
@@ -41,6 +44,8 @@ const (
 	ReasonRate        = "rate"
 	ReasonConcurrency = "concurrency"
 	ReasonCanceled    = "canceled"
+	// ReasonUnavailable: a shared limiter failed closed.
+	ReasonUnavailable = "unavailable"
 )
 
 // concurrencyRetryAfter is the Retry-After of a concurrency rejection. When

@@ -27,6 +27,8 @@ const (
 type Reservation struct {
 	s    *Store
 	used atomic.Bool
+	// ext is the reservation of another Backend (see NewReservation).
+	ext Pending
 	// ticket is the record's place in commit order (set by Commit): it is
 	// durable once the writer has committed that many records.
 	ticket atomic.Uint64
@@ -79,6 +81,9 @@ func (s *Store) Reserve(ctx context.Context) (*Reservation, error) {
 // On any error the reservation is released. ErrClosed means Close finished
 // draining before this Commit: the record was not stored.
 func (r *Reservation) Commit(p *Prompt) error {
+	if r.ext != nil {
+		return r.ext.Commit(p)
+	}
 	if !r.used.CompareAndSwap(false, true) {
 		return ErrReservationUsed
 	}
@@ -121,6 +126,10 @@ func (r *Reservation) Commit(p *Prompt) error {
 
 // Cancel returns the reserved capacity. It is a no-op after Commit.
 func (r *Reservation) Cancel() {
+	if r.ext != nil {
+		r.ext.Cancel()
+		return
+	}
 	if r.used.CompareAndSwap(false, true) {
 		r.s.release()
 	}

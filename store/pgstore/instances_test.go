@@ -1,0 +1,147 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/promptwall/promptwall/internal/testsvc"
+	"github.com/promptwall/promptwall/store"
+)
+
+// TestTwoInstancesShareRecords: records written through either of two
+// instances sharing a database and a cursor key are listed by each, in
+// commit order and complete, and a cursor issued by one pages on the other.
+func TestTwoInstancesShareRecords(t *testing.T) {
+	dsn, key := freshSchema(t), randomKey()
+	a := openTest(t, Options{DSN: dsn, CursorKey: key, BatchWait: time.Millisecond})
+	b := openTest(t, Options{DSN: dsn, CursorKey: key, BatchWait: time.Millisecond})
+	ctx := context.Background()
+	var written []string
+	for i := range 60 {
+		s := a
+		if i%3 == 0 {
+			s = b
+		}
+		p := &store.Prompt{OrgID: "org", Input: fmt.Sprint("prompt ", i)}
+		if err := s.Put(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		// Sync makes the commit order the order written here.
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		written = append(written, p.ID)
+	}
+	slices.Reverse(written) // newest first
+	for _, tc := range []struct {
+		name        string
+		first, rest *Store
+	}{{"a then b", a, b}, {"b then a", b, a}, {"a only", a, a}} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := store.Query{OrgID: "org", Limit: 7}
+			var got []string
+			page, err := tc.first.ListPrompts(q)
+			for {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range page.Items {
+					got = append(got, p.ID)
+				}
+				if page.Next == "" {
+					break
+				}
+				q.Cursor = page.Next
+				page, err = tc.rest.ListPrompts(q)
+			}
+			if !slices.Equal(got, written) {
+				t.Fatalf("listed %d records, want the %d written, newest first", len(got), len(written))
+			}
+		})
+	}
+	// A cursor of a database with another key is refused.
+	c := openTest(t, Options{DSN: dsn, CursorKey: randomKey()})
+	first, err := a.ListPrompts(store.Query{OrgID: "org", Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ListPrompts(store.Query{OrgID: "org", Limit: 5, Cursor: first.Next}); !errors.Is(err, store.ErrBadCursor) {
+		t.Fatalf("cursor under another key: %v, want ErrBadCursor", err)
+	}
+}
+
+// TestSweepRunsOnce: while one instance sweeps, another skips the round.
+func TestSweepRunsOnce(t *testing.T) {
+	dsn := freshSchema(t)
+	a := openTest(t, Options{DSN: dsn, Retention: time.Hour, noSweeper: true})
+	b := openTest(t, Options{DSN: dsn, Retention: time.Hour, noSweeper: true})
+	ctx := context.Background()
+	for range 5 {
+		if err := a.Put(ctx, &store.Prompt{OrgID: "o", ReceivedAt: store.Timestamp(time.Now().Add(-2 * time.Hour))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Hold the sweep lock as instance a's sweeper would mid-round.
+	conn, err := a.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockSweep); err != nil {
+		t.Fatal(err)
+	}
+	if n, ran, err := b.Sweep(time.Now()); err != nil || ran || n != 0 {
+		t.Fatalf("sweep while another holds the lock: %d deleted, ran %v, %v; want a skipped round", n, ran, err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lockSweep); err != nil {
+		t.Fatal(err)
+	}
+	conn.Release()
+	if n, ran, err := b.Sweep(time.Now()); err != nil || !ran || n != 5 {
+		t.Fatalf("sweep: %d deleted, ran %v, %v; want 5", n, ran, err)
+	}
+}
+
+// TestDatabaseAway: with PostgreSQL unreachable, acknowledged records wait
+// in the queue, a full queue refuses new requests with ErrQueueFull (the
+// gateway's 503), and everything is written once the database returns,
+// without a restart.
+func TestDatabaseAway(t *testing.T) {
+	dsn := freshSchema(t)
+	proxy := testsvc.NewProxy(t, hostPort(t, dsn))
+	s := openTest(t, Options{DSN: viaProxy(t, dsn, proxy.Addr()), CursorKey: randomKey(),
+		QueueSize: 4, EnqueueWait: 50 * time.Millisecond, BatchWait: time.Millisecond})
+	ctx := context.Background()
+	proxy.Cut()
+	var ids []string
+	for range 4 {
+		p := &store.Prompt{OrgID: "o"}
+		if err := s.Put(ctx, p); err != nil {
+			t.Fatalf("Put while the queue has room: %v", err)
+		}
+		ids = append(ids, p.ID)
+	}
+	if err := s.Put(ctx, &store.Prompt{OrgID: "o"}); !errors.Is(err, store.ErrQueueFull) {
+		t.Fatalf("Put with the database away and the queue full: %v, want ErrQueueFull", err)
+	}
+	proxy.Restore()
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := s.Sync(sctx); err != nil {
+		t.Fatalf("Sync after the database returned: %v", err)
+	}
+	for _, id := range ids {
+		if _, err := s.GetPrompt(id); err != nil {
+			t.Errorf("acknowledged record %s: %v", id, err)
+		}
+	}
+	if err := s.Put(ctx, &store.Prompt{OrgID: "o"}); err != nil {
+		t.Fatalf("Put after recovery: %v", err)
+	}
+}

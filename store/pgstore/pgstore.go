@@ -1,0 +1,226 @@
+// Package pgstore keeps Promptwall's records in PostgreSQL, so that several
+// gateway instances share one database: a record written through one
+// instance is listed by the API of every other, and a cursor issued by one
+// is accepted by all (they share the cursor key from configuration).
+//
+// It mirrors the bbolt store's contract (store.RecordStore): capacity is
+// reserved before a request is forwarded, a single writer goroutine per
+// instance commits queued records in batches (one multi-row statement per
+// batch), and a store that cannot write fills its queue and refuses new
+// requests with store.ErrQueueFull instead of losing records. The schema
+// is migrated at Open from embedded files.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/promptwall/promptwall/store"
+)
+
+// Advisory lock keys, one per kind of work done by one instance at a time.
+// They are arbitrary constants; "pw" in the high bytes keeps them apart
+// from keys other software might use in the same database.
+const (
+	lockMigrate int64 = 0x7077_0000_0000_0001
+	lockWriter  int64 = 0x7077_0000_0000_0002
+	lockSweep   int64 = 0x7077_0000_0000_0003
+)
+
+// Options configures Open. Zero fields take the bbolt store's defaults.
+type Options struct {
+	// DSN is the PostgreSQL connection string; required.
+	DSN string
+	// CursorKey signs pagination cursors; required, at least 32 bytes.
+	// Every instance sharing the database must use the same key, or a
+	// cursor from one is refused by another.
+	CursorKey []byte
+	// MaxConns bounds the connection pool. Default 10.
+	MaxConns int32
+	// QueueSize, BatchSize, BatchWait, EnqueueWait, Retention,
+	// SweepInterval and DrainTimeout mean what store.Options says.
+	QueueSize     int
+	BatchSize     int
+	BatchWait     time.Duration
+	EnqueueWait   time.Duration
+	Retention     time.Duration
+	SweepInterval time.Duration
+	DrainTimeout  time.Duration
+	// Observer receives queue and commit events; optional.
+	Observer store.Observer
+	// Logger receives commit failures and sweeps; optional.
+	Logger *zap.Logger
+
+	// noSweeper leaves sweeping to explicit Sweep calls; tests use it to
+	// decide when a sweep runs.
+	noSweeper bool
+}
+
+// Store is an open PostgreSQL record store, safe for concurrent use.
+type Store struct {
+	pool    *pgxpool.Pool
+	opts    Options
+	log     *zap.Logger
+	obs     store.Observer
+	cursors store.Cursors
+	// fold is the collation searches lower-case under: ICU's root locale
+	// when the server has it, which folds every script whatever the
+	// database's locale (in the C locale lower() folds ASCII only).
+	fold string
+
+	slots chan struct{}
+	queue chan *row
+
+	mu           sync.Mutex
+	closing      bool
+	stopped      bool
+	outstanding  int
+	idle         chan struct{}
+	enqueued     uint64
+	committed    uint64
+	commitNotify chan struct{}
+	lostErr      error
+
+	closingCh   chan struct{}
+	stopWriter  chan struct{}
+	drainBy     time.Time
+	writerDone  chan struct{}
+	sweeperDone chan struct{}
+	closeOnce   sync.Once
+	closeErr    error
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// Open connects, applies the schema migrations and starts the writer and
+// the retention sweeper.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.DSN == "" {
+		return nil, errors.New("pgstore: Options.DSN is required")
+	}
+	cursors, err := store.NewCursors(opts.CursorKey)
+	if err != nil {
+		return nil, err
+	}
+	setDefault(&opts.MaxConns, 10)
+	setDefault(&opts.QueueSize, store.DefaultQueueSize)
+	setDefault(&opts.BatchSize, store.DefaultBatchSize)
+	setDefault(&opts.BatchWait, store.DefaultBatchWait)
+	setDefault(&opts.EnqueueWait, store.DefaultEnqueueWait)
+	setDefault(&opts.Retention, store.DefaultRetention)
+	setDefault(&opts.SweepInterval, store.DefaultSweepInterval)
+	setDefault(&opts.DrainTimeout, store.DefaultDrainTimeout)
+	opts.BatchSize = min(opts.BatchSize, opts.QueueSize)
+
+	cfg, err := pgxpool.ParseConfig(opts.DSN)
+	if err != nil {
+		// The DSN may hold a password: the error says where, not what.
+		return nil, errors.New("pgstore: the DSN is not a valid PostgreSQL connection string")
+	}
+	cfg.MaxConns = opts.MaxConns
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: connect: %w", err)
+	}
+	if _, err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s := &Store{
+		pool:         pool,
+		opts:         opts,
+		log:          opts.Logger,
+		obs:          opts.Observer,
+		cursors:      cursors,
+		slots:        make(chan struct{}, opts.QueueSize),
+		queue:        make(chan *row, opts.QueueSize),
+		commitNotify: make(chan struct{}),
+		closingCh:    make(chan struct{}),
+		stopWriter:   make(chan struct{}),
+		writerDone:   make(chan struct{}),
+		sweeperDone:  make(chan struct{}),
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	var icu bool
+	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu')`).Scan(&icu); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	if icu {
+		s.fold = ` COLLATE "und-x-icu"`
+	} else {
+		s.log.Warn("PostgreSQL has no ICU collation und-x-icu: searches fold case by the database's locale")
+	}
+	if s.obs == nil {
+		s.obs = nopObserver{}
+	}
+	go s.runWriter()
+	go s.runSweeper()
+	return s, nil
+}
+
+type nopObserver struct{}
+
+func (nopObserver) QueueDepth(int)                      {}
+func (nopObserver) Committed(int, time.Duration, error) {}
+func (nopObserver) Rejected()                           {}
+
+// Pool returns the connection pool, for its metrics.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// QueueDepth returns how many records are reserved, queued or being
+// written.
+func (s *Store) QueueDepth() int { return len(s.slots) }
+
+// Close stops accepting reservations, waits up to DrainTimeout for those
+// outstanding, writes every queued record and closes the pool. Records it
+// could not write make the error wrap store.ErrUncommitted.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Store) close() error {
+	deadline := time.Now().Add(s.opts.DrainTimeout)
+	s.mu.Lock()
+	s.closing = true
+	close(s.closingCh)
+	var idle chan struct{}
+	if s.outstanding > 0 {
+		s.idle = make(chan struct{})
+		idle = s.idle
+	}
+	s.mu.Unlock()
+	if idle != nil {
+		t := time.NewTimer(time.Until(deadline))
+		select {
+		case <-idle:
+		case <-t.C:
+			s.log.Warn("closing store with outstanding reservations; their records will be refused")
+		}
+		t.Stop()
+	}
+	s.drainBy = deadline
+	close(s.stopWriter)
+	<-s.writerDone
+	<-s.sweeperDone
+	s.pool.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lostErr
+}
+
+var _ store.RecordStore = (*Store)(nil)
