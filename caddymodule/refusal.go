@@ -79,7 +79,7 @@ func limitRefusal(err error) *refusal {
 		// The shared limiter failed closed: the gateway, not the client,
 		// is at fault.
 		return &refusal{reason: "limiter_unavailable", status: http.StatusServiceUnavailable, code: "limiter_unavailable",
-			message: "The gateway cannot check this provider's limits right now; retry later.",
+			message:    "The gateway cannot check this provider's limits right now; retry later.",
 			retryAfter: strconv.Itoa(limits.RetryAfterSeconds(retry))}
 	}
 	msg := "The provider's request limit is reached; retry later."
