@@ -81,7 +81,10 @@ func put(t testing.TB, s store.RecordStore, p *store.Prompt) {
 	}
 }
 
-func walk(t *testing.T, s store.RecordStore, q store.Query) (pages [][]string, last store.Page) {
+// Walk follows Next from the first page of q and returns the pages' ids
+// and the last page, failing the test on an error, a first page with a
+// Prev, an overfull page or pagination that does not end.
+func Walk(t *testing.T, s store.RecordStore, q store.Query) (pages [][]string, last store.Page) {
 	t.Helper()
 	q.Cursor = ""
 	for i := 0; ; i++ {
@@ -253,7 +256,7 @@ func testListPrompts(t *testing.T, h Harness) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := model(all, tt.q)
-			pages, last := walk(t, s, tt.q)
+			pages, last := Walk(t, s, tt.q)
 			got := slices.Concat(pages...)
 			if !slices.Equal(got, want) {
 				t.Fatalf("walking next: got %d ids, want %d\n got %v\nwant %v", len(got), len(want), got, want)
