@@ -271,7 +271,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 	zone, origZone := 0, 0
 	if !inContent {
 		origZone = contentStart(text.Original, role)
-		zone = contentZone(text, view, role)
+		zone = foldedZone(view, origZone, len(text.Original))
 	}
 	ws := s.model.score(view.S, zone, s.window, sc)
 	v := verdict{prob: sigmoid(ws.margin), payload: payload}
