@@ -223,4 +223,4 @@ func (s *Store) close() error {
 	return s.lostErr
 }
 
-var _ store.RecordStore = (*Store)(nil)
+var _ store.Backend = (*Store)(nil)
