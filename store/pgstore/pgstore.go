@@ -167,6 +167,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
+	if s.opts.Retention >= 0 && !s.opts.noSweeper {
+		s.sweepAndLog()
+	}
 	go s.runWriter()
 	go s.runSweeper()
 	return s, nil
