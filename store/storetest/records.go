@@ -61,6 +61,7 @@ func RunRecords(t *testing.T, h Harness) {
 		fn   func(*testing.T, Harness)
 	}{
 		{"RoundTrip", testRoundTrip},
+		{"ResultReadsNormalized", testResultReadsNormalized},
 		{"InvalidRecord", testInvalidRecord},
 		{"ListPrompts", testListPrompts},
 		{"ListPromptsRejects", testListPromptsRejects},
@@ -637,6 +638,25 @@ func testRetention(t *testing.T, h Harness) {
 		p, err := s.ListPrompts(q)
 		if err != nil || len(p.Items) != 3 {
 			t.Fatalf("index still lists %d records after sweep (%v)", len(p.Items), err)
+		}
+	}
+}
+
+// testResultReadsNormalized: whatever the writer was handed, a record reads
+// back with its result normalized (arrays, never null).
+func testResultReadsNormalized(t *testing.T, h Harness) {
+	s := h.open(t, Options{})
+	for _, res := range []store.PromptResult{{}, {ScannerResults: []store.ScannerResult{{ScannerID: "a"}}}} {
+		id := store.NewID()
+		put(t, s, &store.Prompt{ID: id, OrgID: "o", Result: res})
+		syncStore(t, s)
+		got, err := s.GetPrompt(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(got.Result)
+		if strings.Contains(string(raw), "null") {
+			t.Errorf("stored result reads back with null: %s", raw)
 		}
 	}
 }
