@@ -167,6 +167,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
+	if s.opts.Retention >= 0 && !s.opts.noSweeper {
+		s.sweepAndLog()
+	}
 	go s.runWriter()
 	go s.runSweeper()
 	return s, nil
@@ -223,4 +226,4 @@ func (s *Store) close() error {
 	return s.lostErr
 }
 
-var _ store.RecordStore = (*Store)(nil)
+var _ store.Backend = (*Store)(nil)
