@@ -1,5 +1,5 @@
 // Package api serves the /backend/v1 API as a plain http.Handler over a
-// *store.Store. It knows nothing of Caddy: the promptwall_api handler mounts
+// store.Backend. It knows nothing of Caddy: the promptwall_api handler mounts
 // it.
 //
 // Every response is JSON with Content-Type "application/json;
@@ -39,7 +39,7 @@ const (
 // Config configures New.
 type Config struct {
 	// Store holds the records, users and tokens; required.
-	Store *store.Store
+	Store store.Backend
 	// Logger receives internal errors and recovered panics; optional.
 	Logger *zap.Logger
 	// BootstrapTokenHash, when set, is the SHA-256 of a token that
@@ -81,7 +81,7 @@ type Config struct {
 
 // Handler serves /backend/v1. It is safe for concurrent use.
 type Handler struct {
-	store     *store.Store
+	store     store.Backend
 	log       *zap.Logger
 	mux       *http.ServeMux
 	auth      *auth.Authenticator

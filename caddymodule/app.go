@@ -217,14 +217,14 @@ func (a *App) Cleanup() error {
 }
 
 // Store returns the record store.
-func (a *App) Store() *store.Store { return a.shared.store }
+func (a *App) Store() store.Backend { return a.shared.store }
 
 // sharedPool holds one sharedState per database path, across reloads.
 var sharedPool = caddy.NewUsagePool()
 
 // sharedState is what survives a config reload.
 type sharedState struct {
-	store *store.Store
+	store store.Backend
 	// limits holds each provider's limiter across reloads.
 	limits *limits.Registry
 	// runner executes campaigns; runs outlive config reloads.

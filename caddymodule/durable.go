@@ -25,7 +25,7 @@ type commitGate struct {
 
 // gateWrites wraps w in a commitGate when the store is in sync mode.
 func (h *Handler) gateWrites(w http.ResponseWriter) (http.ResponseWriter, *commitGate) {
-	if h.app.shared.store.Durability() != store.DurabilitySync {
+	if h.app.durability != store.DurabilitySync {
 		return w, nil
 	}
 	g := &commitGate{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}

@@ -656,7 +656,7 @@ func (x *exchange) commit() {
 	shown := record.Build(&p, rx)
 	p.Scanners = h.ep.settingsJSON()
 	if h.ep.hasDeferred {
-		if h.app.shared.store.Durability() == store.DurabilitySync {
+		if h.app.durability == store.DurabilitySync {
 			// The answer waits for its record, not for the deferred
 			// scanners: the record is committed now and replaced with
 			// their results later.
