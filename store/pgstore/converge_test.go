@@ -145,3 +145,66 @@ func TestCreateOrgOnce(t *testing.T) {
 		t.Fatalf("ListOrgs = %v, %v", orgs, err)
 	}
 }
+
+// TestLockAcrossInstances: a lock taken through one instance is refused
+// to another until released, and comes free when the holder's session
+// dies, as it does when its instance crashes.
+func TestLockAcrossInstances(t *testing.T) {
+	dsn, key := freshSchema(t), randomKey()
+	a := openTest(t, Options{DSN: dsn, CursorKey: key})
+	b := openTest(t, Options{DSN: dsn, CursorKey: key})
+	ctx := context.Background()
+	tryLock := func(s *Store, name string, want bool) func() {
+		t.Helper()
+		release, ok, err := s.TryLock(ctx, name)
+		if err != nil || ok != want {
+			t.Fatalf("TryLock(%q) = %v, %v; want %v", name, ok, err, want)
+		}
+		if ok {
+			t.Cleanup(release)
+		}
+		return release
+	}
+	release := tryLock(a, "campaign:nightly", true)
+	tryLock(b, "campaign:nightly", false)
+	tryLock(b, "campaign:weekly", true)
+	release()
+	releaseB := tryLock(b, "campaign:nightly", true)
+	tryLock(a, "campaign:nightly", false)
+
+	// b's instance "crashes": the server ends its lock session.
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var killed int
+	if err := conn.QueryRow(ctx, `WITH k AS (SELECT `+lockKey+` AS key)
+		SELECT count(pg_terminate_backend(pid)) FROM pg_locks, k
+		WHERE locktype = 'advisory' AND granted AND objsubid = 1
+		AND classid = ((key >> 32) & 4294967295)::oid AND objid = (key & 4294967295)::oid
+		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, "campaign:nightly").Scan(&killed); err != nil {
+		t.Fatal(err)
+	}
+	if killed == 0 {
+		t.Fatal("no lock session found to end")
+	}
+	// The server frees the lock as it ends the session; TryLock retries
+	// until then, within a bound.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		release, ok, err := a.TryLock(ctx, "campaign:nightly")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			release()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lock of a dead session was never freed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	releaseB() // closing an already dead session is harmless
+}
