@@ -266,7 +266,7 @@ func (h *Handler) admit(r *http.Request, x *exchange) (pass string, err error) {
 			return "", &refusal{reason: "unauthenticated", status: http.StatusUnauthorized, code: "invalid_api_key", message: errBadToken.Error() + "."}
 		} else if err != nil {
 			h.logger.Error("checking a gateway token", zap.Error(err))
-			return "", &refusal{status: http.StatusInternalServerError, code: "internal_error", message: "The gateway could not check the token."}
+			return "", h.app.storeRefusal(err, "The gateway could not check the token.")
 		}
 		// The token goes no further than this handler.
 		useProviderKey(r, h.prov)
@@ -343,9 +343,8 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request, x *exchange, bod
 func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, x *exchange) error {
 	res, err := h.app.shared.store.Reserve(r.Context())
 	if err != nil {
-		h.logger.Error("refusing request: record queue full", zap.Error(err))
-		return &refusal{reason: "store_full", status: http.StatusServiceUnavailable, code: "service_unavailable",
-			message: "The gateway cannot record requests right now; retry shortly.", retryAfter: "1"}
+		h.logger.Error("refusing request: its record cannot be queued", zap.Error(err))
+		return h.app.reserveRefusal(err)
 	}
 	x.res = res
 	x.id = store.NewID()

@@ -18,8 +18,10 @@ import (
 // Every write below reads the stored row FOR UPDATE and inserts with ON
 // CONFLICT DO NOTHING: two instances applying the same configuration at
 // once serialize on the row, or, when neither found it, one inserts and the
-// other retries and finds it. Names and e-mails are unique by constraint,
-// so no interleaving can store a duplicate.
+// other retries and finds it. Names, e-mails and token ids are unique by
+// constraint, so no interleaving can store a duplicate; a write checks
+// them first, so that a violation can only come from a write committed
+// meanwhile, and is retried to be judged on what that write left.
 
 const selectOrg = `SELECT o.body, EXISTS (SELECT 1 FROM promptwall_users u
 	WHERE u.org_id = o.id AND u.role = 'owner' AND NOT u.blocked)
@@ -61,6 +63,16 @@ func (s *Store) writeOrg(o *store.Org, mode store.WriteMode) error {
 			return err
 		}
 		nameKey := nullIfEmpty(store.FoldName(o.Name))
+		if nameKey != nil {
+			var owner string
+			err := tx.QueryRow(ctx, `SELECT id FROM promptwall_orgs WHERE name_key = $1`, *nameKey).Scan(&owner)
+			if err == nil && owner != o.ID {
+				return store.OrgNameTaken(o.Name)
+			}
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+		}
 		if old != nil {
 			_, err = tx.Exec(ctx, `UPDATE promptwall_orgs SET name_key = $2, body = $3 WHERE id = $1`, o.ID, nameKey, body)
 		} else {
@@ -72,7 +84,7 @@ func (s *Store) writeOrg(o *store.Org, mode store.WriteMode) error {
 			}
 		}
 		if uniqueViolation(err, "promptwall_orgs_name_key_key") {
-			return store.OrgNameTaken(o.Name)
+			return errRetry
 		}
 		return err
 	})
@@ -164,6 +176,16 @@ func (s *Store) storeUser(ctx context.Context, tx pgx.Tx, u *store.User, exists 
 		return err
 	}
 	emailKey := nullIfEmpty(store.FoldName(u.Email))
+	if emailKey != nil {
+		var owner string
+		err := tx.QueryRow(ctx, `SELECT id FROM promptwall_users WHERE org_id = $1 AND email_key = $2`, u.OrgID, *emailKey).Scan(&owner)
+		if err == nil && owner != u.ID {
+			return store.EmailTaken(u)
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+	}
 	if exists {
 		_, err = tx.Exec(ctx, `UPDATE promptwall_users SET org_id = $2, email_key = $3, role = $4, blocked = $5, body = $6
 			WHERE id = $1`, u.ID, u.OrgID, emailKey, u.Role, u.Blocked, body)
@@ -176,7 +198,7 @@ func (s *Store) storeUser(ctx context.Context, tx pgx.Tx, u *store.User, exists 
 		}
 	}
 	if uniqueViolation(err, "promptwall_users_email") {
-		return store.EmailTaken(u)
+		return errRetry
 	}
 	return err
 }
@@ -301,6 +323,14 @@ func (s *Store) writeToken(t *store.Token, issuing bool) error {
 		if err := store.TokenOwnerCheck(t, u, issuing); err != nil {
 			return err
 		}
+		var owner []byte
+		err = tx.QueryRow(ctx, `SELECT hash FROM promptwall_tokens WHERE id = $1`, t.ID).Scan(&owner)
+		if err == nil && string(owner) != string(t.Hash[:]) {
+			return store.TokenIDTaken(t.ID)
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
 		body, err := json.Marshal(tokenBody(t))
 		if err != nil {
 			return err
@@ -310,7 +340,7 @@ func (s *Store) writeToken(t *store.Token, issuing bool) error {
 				last_used_ms = EXCLUDED.last_used_ms, body = EXCLUDED.body`,
 			t.Hash[:], t.ID, t.UserID, lastUsedMs(t.LastUsedAt), body)
 		if uniqueViolation(err, "promptwall_tokens_id_key") {
-			return store.TokenIDTaken(t.ID)
+			return errRetry
 		}
 		return err
 	})

@@ -52,6 +52,7 @@ func RunAll(t *testing.T, h Harness) {
 	t.Run("Providers", func(t *testing.T) { RunProviders(t, h) })
 	t.Run("Chats", func(t *testing.T) { RunChats(t, h) })
 	t.Run("Campaigns", func(t *testing.T) { RunCampaigns(t, h) })
+	t.Run("Locker", func(t *testing.T) { RunLocker(t, h) })
 }
 
 // RunRecords runs the record store conformance suite.
