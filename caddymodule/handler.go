@@ -22,6 +22,7 @@ import (
 	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/format"
 	"github.com/promptwall/promptwall/internal/utf8text"
+	"github.com/promptwall/promptwall/policy"
 	"github.com/promptwall/promptwall/record"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
@@ -826,9 +827,9 @@ const (
 // GET /prompts/{id}?fetchScanners=true.
 func (ep *compiledEndpoint) settingsJSON() string {
 	ep.settingsOnce.Do(func() {
-		out := make([]scanner.SettingStrings, 0, len(ep.settings))
+		out := make([]policy.SettingStrings, 0, len(ep.settings))
 		for _, s := range ep.settings {
-			out = append(out, s.Strings())
+			out = append(out, policy.Strings(s))
 		}
 		b, _ := json.Marshal(out)
 		ep.settingsStr = string(b)
