@@ -21,6 +21,7 @@ import (
 
 	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/format"
+	"github.com/promptwall/promptwall/internal/reqhead"
 	"github.com/promptwall/promptwall/internal/utf8text"
 	"github.com/promptwall/promptwall/policy"
 	"github.com/promptwall/promptwall/record"
@@ -214,6 +215,10 @@ type exchange struct {
 // one place; once the record is reserved it is committed exactly once, by
 // the deferred finish, however the exchange ends.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if msg := reqhead.Check(r); msg != "" {
+		return h.refuse(w, r, &exchange{h: h}, &refusal{reason: "too_large", status: http.StatusRequestHeaderFieldsTooLarge,
+			code: reqhead.Code, message: msg})
+	}
 	// Requests without a body carry no prompt (model listings, health
 	// checks): nothing to screen, nothing to record.
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
