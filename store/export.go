@@ -5,17 +5,6 @@ import (
 	"time"
 )
 
-// Pending is a reservation of a Backend other than *Store: it commits or
-// cancels one record as Reservation documents.
-type Pending interface {
-	Commit(p *Prompt) error
-	Cancel()
-}
-
-// NewReservation wraps another Backend's reservation, so that every
-// backend's Reserve returns the one *Reservation type callers hold.
-func NewReservation(p Pending) *Reservation { return &Reservation{ext: p} }
-
 // PrepareRecord checks p and fills what Commit fills (an empty ID, a zero
 // ReceivedAt, truncated to milliseconds as stored), the same rules for
 // every backend. It fails with ErrInvalidRecord.

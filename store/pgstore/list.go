@@ -205,11 +205,19 @@ func int64FromSeq(seq uint64) int64 {
 	return int64(seq)
 }
 
-// GetPrompt returns the record with that id, or store.ErrNotFound.
+// GetPrompt returns the record with that id, or store.ErrNotFound. An id
+// whose record is queued but not yet written is read once it is written.
 func (s *Store) GetPrompt(id string) (*store.Prompt, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-	defer cancel()
-	return s.getPrompt(ctx, id)
+	get := func() (*store.Prompt, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+		defer cancel()
+		return s.getPrompt(ctx, id)
+	}
+	p, err := get()
+	if errors.Is(err, store.ErrNotFound) && s.q.AwaitQueued() {
+		return get()
+	}
+	return p, err
 }
 
 func (s *Store) getPrompt(ctx context.Context, id string) (*store.Prompt, error) {
@@ -225,8 +233,17 @@ func (s *Store) getPrompt(ctx context.Context, id string) (*store.Prompt, error)
 
 // Chain returns the conversation ending at id, oldest first, with the
 // bbolt store's rules: it stops where a parent expired, belongs to another
-// org, or the chain loops or exceeds store.MaxChain.
+// org, or the chain loops or exceeds store.MaxChain. An id whose record is
+// queued is read once it is written.
 func (s *Store) Chain(id string) ([]*store.Prompt, error) {
+	chain, err := s.chain(id)
+	if errors.Is(err, store.ErrNotFound) && s.q.AwaitQueued() {
+		return s.chain(id)
+	}
+	return chain, err
+}
+
+func (s *Store) chain(id string) ([]*store.Prompt, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
 	var chain []*store.Prompt

@@ -25,7 +25,7 @@ const lockKey = `hashtextextended('promptwall.lock:' || current_schema() || ':' 
 // lock is lost with it.
 func (s *Store) TryLock(ctx context.Context, name string) (release func(), ok bool, err error) {
 	select {
-	case <-s.closingCh:
+	case <-s.q.Closing():
 		return nil, false, store.ErrClosed
 	default:
 	}
