@@ -130,28 +130,34 @@ func (s *Store) writeBatch(batch []*row) error {
 		return err
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
-	// Writers of every instance take turns, so seq order is commit order:
-	// a record never appears behind a cursor already handed out.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockWriter); err != nil {
+	// One round trip: the lock, the scanner sets, and whether any record
+	// of the batch replaces a stored one. Writers of every instance take
+	// turns on the lock, so seq order is commit order (a record never
+	// appears behind a cursor already handed out), and what the check
+	// finds cannot change before this transaction ends.
+	pre := &pgx.Batch{}
+	pre.Queue(`SELECT pg_advisory_xact_lock($1)`, lockWriter)
+	if len(setRefs) > 0 {
+		pre.Queue(insertScannerSets, setRefs, sets)
+	}
+	var replaces bool
+	pre.Queue(`SELECT EXISTS (SELECT 1 FROM promptwall_prompts WHERE id = ANY($1))`, ids).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&replaces)
+	})
+	if err := tx.SendBatch(ctx, pre).Close(); err != nil {
 		return err
 	}
-	if len(setRefs) > 0 {
-		if _, err := tx.Exec(ctx, insertScannerSets, setRefs, sets); err != nil {
-			return err
-		}
+	// COPY is the fastest way in, but cannot update: a batch that replaces
+	// a record goes in with the multi-row upsert.
+	if replaces || s.opts.noCopy {
+		_, err = tx.Exec(ctx, insertRecords, ids, orgs, users, outcomes, projects, providers, endpoints, ms, preserve, inputs, bodies, refs)
+	} else {
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"promptwall_prompts"}, recordColumns, pgx.CopyFromSlice(len(ids), func(i int) ([]any, error) {
+			return []any{ids[i], orgs[i], users[i], outcomes[i], projects[i], providers[i], endpoints[i], ms[i], preserve[i], inputs[i], bodies[i], refs[i]}, nil
+		}))
 	}
-	copied := false
-	if !s.opts.noCopy {
-		var err error
-		copied, err = s.copyRecords(ctx, tx, ids, orgs, users, outcomes, projects, providers, endpoints, ms, preserve, inputs, bodies, refs)
-		if err != nil {
-			return err
-		}
-	}
-	if !copied {
-		if _, err := tx.Exec(ctx, insertRecords, ids, orgs, users, outcomes, projects, providers, endpoints, ms, preserve, inputs, bodies, refs); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	return tx.Commit(ctx)
 }
@@ -159,25 +165,3 @@ func (s *Store) writeBatch(batch []*row) error {
 // recordColumns are the columns COPY fills, in insertRecords' order.
 var recordColumns = []string{"id", "org_id", "user_id", "outcome", "project_id", "provider_id", "endpoint_id",
 	"received_ms", "preserve", "input", "body", "scanners_ref"}
-
-// copyRecords writes a batch of new records with COPY, the fastest way
-// into PostgreSQL, under a savepoint. COPY cannot update: when a record
-// of the batch replaces one already stored, the savepoint is rolled back,
-// copied is false, and the caller writes the batch with insertRecords.
-func (s *Store) copyRecords(ctx context.Context, tx pgx.Tx, ids, orgs, users, outcomes, projects, providers, endpoints []string,
-	ms []int64, preserve []bool, inputs []string, bodies [][]byte, refs []string) (copied bool, err error) {
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return false, err
-	}
-	_, err = sp.CopyFrom(ctx, pgx.Identifier{"promptwall_prompts"}, recordColumns, pgx.CopyFromSlice(len(ids), func(i int) ([]any, error) {
-		return []any{ids[i], orgs[i], users[i], outcomes[i], projects[i], providers[i], endpoints[i], ms[i], preserve[i], inputs[i], bodies[i], refs[i]}, nil
-	}))
-	if uniqueViolation(err, "promptwall_prompts_id_key") {
-		return false, sp.Rollback(ctx)
-	}
-	if err != nil {
-		return false, err
-	}
-	return true, sp.Commit(ctx)
-}
