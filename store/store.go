@@ -55,6 +55,10 @@ var (
 	// ErrConflict: an org name or a user e-mail (within its org) is
 	// already taken, or CreateOrg/CreateUser found the id in use.
 	ErrConflict = errors.New("store: already exists")
+	// ErrUnavailable: a shared database could not be reached, or refused
+	// work for want of resources (the bbolt store never returns it). The
+	// HTTP layer answers 503: the request may succeed once it returns.
+	ErrUnavailable = errors.New("store: database unavailable")
 )
 
 // Defaults applied by Open to zero Options fields.

@@ -267,11 +267,11 @@ func (s *Store) ListUsers(q store.UserQuery) (store.UserPage, error) {
 			}
 			rows, err := s.pool.Query(ctx, sql+` ORDER BY id `+order+` LIMIT `+strconv.Itoa(userChunk), args...)
 			if err != nil {
-				return err
+				return wrapDB("list users", err)
 			}
 			users, err := collect[store.User](rows, "user")
 			if err != nil {
-				return err
+				return wrapDB("list users", err)
 			}
 			for _, u := range users {
 				if !fn(u) {

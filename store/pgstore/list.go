@@ -113,7 +113,7 @@ func (s *Store) ListPrompts(q store.Query) (store.Page, error) {
 	w.args = append(w.args, q.Limit+1)
 	rows, err := s.pool.Query(ctx, selectRecord+w.sql.String()+order+" LIMIT $"+strconv.Itoa(len(w.args)), w.args...)
 	if err != nil {
-		return store.Page{}, fmt.Errorf("store: list: %w", err)
+		return store.Page{}, wrapDB("list", err)
 	}
 	items := make([]*store.Prompt, 0, q.Limit)
 	seqs := make([]uint64, 0, q.Limit)
@@ -126,13 +126,13 @@ func (s *Store) ListPrompts(q store.Query) (store.Page, error) {
 		seq, p, err := scanRecord(rows)
 		if err != nil {
 			rows.Close()
-			return store.Page{}, fmt.Errorf("store: list: %w", err)
+			return store.Page{}, wrapDB("list", err)
 		}
 		items, seqs = append(items, p), append(seqs, seq)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return store.Page{}, fmt.Errorf("store: list: %w", err)
+		return store.Page{}, wrapDB("list", err)
 	}
 	behind := false
 	if hasBound {
@@ -143,7 +143,7 @@ func (s *Store) ListPrompts(q store.Query) (store.Page, error) {
 			w.add(seqCmp(!walkAsc, true), int64FromSeq(bound))
 		}
 		if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM promptwall_prompts p "+w.sql.String()+")", w.args...).Scan(&behind); err != nil {
-			return store.Page{}, fmt.Errorf("store: list: %w", err)
+			return store.Page{}, wrapDB("list", err)
 		}
 	}
 	if !forward {
@@ -226,7 +226,7 @@ func (s *Store) getPrompt(ctx context.Context, id string) (*store.Prompt, error)
 		return nil, fmt.Errorf("%w: prompt %q", store.ErrNotFound, id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: get: %w", err)
+		return nil, wrapDB("get", err)
 	}
 	return p, nil
 }

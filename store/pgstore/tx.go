@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -77,7 +80,28 @@ func wrapDB(what string, err error) error {
 			return err
 		}
 	}
+	if unavailable(err) {
+		return fmt.Errorf("%w: %s: %w", store.ErrUnavailable, what, err)
+	}
 	return fmt.Errorf("store: %s: %w", what, err)
+}
+
+// unavailable reports whether err means the server could not be reached
+// or could not take the work now (connection failures and timeouts, and
+// the SQLSTATE classes of connection exceptions, insufficient resources
+// and operator intervention such as a shutdown), rather than that the
+// statement itself failed.
+func unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "53") || strings.HasPrefix(pe.Code, "57P")
+	}
+	var (
+		ne net.Error
+		ce *pgconn.ConnectError
+	)
+	return errors.As(err, &ne) || errors.As(err, &ce) || pgconn.Timeout(err) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // getJSON decodes the single json column of row into v; ErrNotFound (as
