@@ -1,14 +1,24 @@
-// Package pgstore keeps Promptwall's records in PostgreSQL, so that several
-// gateway instances share one database: a record written through one
-// instance is listed by the API of every other, and a cursor issued by one
-// is accepted by all (they share the cursor key from configuration).
+// Package pgstore keeps everything Promptwall stores in PostgreSQL, so that
+// several gateway instances share one database: records, orgs, users and
+// tokens (as SHA-256 hashes only), provider configuration versions, chats,
+// templates, and red-team campaigns with their runs. A record written
+// through one instance is listed by the API of every other, and a cursor
+// issued by one is accepted by all (they share the cursor key from
+// configuration).
 //
-// It mirrors the bbolt store's contract (store.RecordStore): capacity is
-// reserved before a request is forwarded, a single writer goroutine per
-// instance commits queued records in batches (one multi-row statement per
-// batch), and a store that cannot write fills its queue and refuses new
-// requests with store.ErrQueueFull instead of losing records. The schema
-// is migrated at Open from embedded files.
+// It implements store.Backend with the bbolt store's semantics: the same
+// rules (store's backendkit.go), the same sentinel errors, orders and
+// cursors, and the same write path (store.Queue): capacity is reserved
+// before a request is forwarded, one writer goroutine per instance commits
+// queued records in batches (COPY), and a store that cannot write fills its
+// queue and refuses new requests with store.ErrQueueFull instead of losing
+// records. Work that must be done once is: writers of all instances take
+// turns on an advisory lock (so records list in commit order), one
+// instance sweeps at a time, config written by several instances at once
+// converges on unique constraints, and TryLock (store.Locker) lets one
+// instance run a scheduled campaign. An unreachable database makes calls
+// fail with store.ErrUnavailable. The schema is migrated at Open from
+// embedded, versioned files.
 package pgstore
 
 import (
