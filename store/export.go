@@ -64,6 +64,15 @@ func (c Cursors) Parse(cursor string, q *Query) (next bool, seq uint64, err erro
 	return dir == dirNext, seq, err
 }
 
+// Page assembles a ListPrompts page of q as *Store does, from what a walk
+// found: items and their seqs in walk order (walkAsc; a walk goes in the
+// page's own direction, forward for a next page), whether more matched
+// past them, and whether any matching record lay behind the boundary of a
+// cursor (bound).
+func (c Cursors) Page(q *Query, forward, walkAsc bool, bound uint64, items []*Prompt, seqs []uint64, more, behind bool) Page {
+	return c.s.promptPage(q.filterHash(), forward, walkAsc, bound, items, seqs, more, behind)
+}
+
 // CheckLimit is ListPrompts' page size rule: 1..MaxLimit, else
 // ErrInvalidLimit.
 func CheckLimit(limit int) error {

@@ -146,42 +146,7 @@ func (s *Store) ListPrompts(q store.Query) (store.Page, error) {
 			return store.Page{}, wrapDB("list", err)
 		}
 	}
-	if !forward {
-		slices.Reverse(items)
-		slices.Reverse(seqs)
-	}
-	hasNext, hasPrev := more, behind
-	if !forward {
-		hasNext, hasPrev = behind, more
-	}
-	page := store.Page{Items: items}
-	if len(items) > 0 {
-		if hasNext {
-			page.Next = s.cursors.Make(true, seqs[len(seqs)-1], &q)
-		}
-		if hasPrev {
-			page.Prev = s.cursors.Make(false, seqs[0], &q)
-		}
-		return page, nil
-	}
-	// An empty page reached by a cursor: the cursor back must include the
-	// boundary record itself, so it moves one step past it.
-	if behind {
-		backAsc := !walkAsc
-		b := bound
-		switch {
-		case backAsc && b > 0:
-			b--
-		case !backAsc && b < math.MaxUint64:
-			b++
-		}
-		if forward {
-			page.Prev = s.cursors.Make(false, b, &q)
-		} else {
-			page.Next = s.cursors.Make(true, b, &q)
-		}
-	}
-	return page, nil
+	return s.cursors.Page(&q, forward, walkAsc, bound, items, seqs, more, behind), nil
 }
 
 // seqCmp is the condition "seq lies past $? walking asc (or desc)".
