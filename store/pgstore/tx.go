@@ -153,3 +153,29 @@ func collect[T any](rows pgx.Rows, what string) ([]*T, error) {
 	}
 	return out, rows.Err()
 }
+
+// getByID reads the json body of the row of table with that id into a new
+// T; store.ErrNotFound (naming what) when there is none.
+func getByID[T any](s *Store, table, what, id string) (*T, error) {
+	v := new(T)
+	err := s.read("get "+what, func(ctx context.Context, q querier) error {
+		return getJSON(q.QueryRow(ctx, `SELECT body FROM `+table+` WHERE id = $1`, id), v, what, id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// putByID creates or replaces the row of table with v's id, org and body.
+func putByID(s *Store, table, what, id, orgID string, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.read("put "+what, func(ctx context.Context, q querier) error {
+		_, err := q.Exec(ctx, `INSERT INTO `+table+` (id, org_id, body) VALUES ($1, $2, $3)
+			ON CONFLICT (id) DO UPDATE SET org_id = EXCLUDED.org_id, body = EXCLUDED.body`, id, orgID, body)
+		return err
+	})
+}

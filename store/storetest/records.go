@@ -45,6 +45,18 @@ type Harness struct {
 
 func (h Harness) open(t testing.TB, o Options) store.Backend { t.Helper(); return h.Open(t, o) }
 
+// suite is a table of named tests of one engine.
+type suite []struct {
+	name string
+	fn   func(*testing.T, Harness)
+}
+
+func (s suite) run(t *testing.T, h Harness) {
+	for _, tc := range s {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
+	}
+}
+
 // RunAll runs every conformance suite.
 func RunAll(t *testing.T, h Harness) {
 	t.Run("Records", func(t *testing.T) { RunRecords(t, h) })
@@ -57,10 +69,7 @@ func RunAll(t *testing.T, h Harness) {
 
 // RunRecords runs the record store conformance suite.
 func RunRecords(t *testing.T, h Harness) {
-	for _, tc := range []struct {
-		name string
-		fn   func(*testing.T, Harness)
-	}{
+	suite{
 		{"RoundTrip", testRoundTrip},
 		{"ResultReadsNormalized", testResultReadsNormalized},
 		{"InvalidRecord", testInvalidRecord},
@@ -73,9 +82,7 @@ func RunRecords(t *testing.T, h Harness) {
 		{"Chain", testChain},
 		{"PageEmptiedByRetention", testPageEmptiedByRetention},
 		{"Retention", testRetention},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
-	}
+	}.run(t, h)
 }
 
 func syncStore(t testing.TB, s store.RecordStore) {
