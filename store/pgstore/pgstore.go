@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
@@ -100,6 +101,10 @@ type Store struct {
 	q *store.Queue[*row]
 
 	sweeperDone chan struct{}
+
+	// locks are the connections holding TryLock's locks, by their release.
+	locksMu sync.Mutex
+	locks   map[*pgx.Conn]func()
 	closeOnce   sync.Once
 	closeErr    error
 }
@@ -207,6 +212,7 @@ func (s *Store) Close() error {
 func (s *Store) close() error {
 	lost := s.q.Close(s.opts.DrainTimeout)
 	<-s.sweeperDone
+	s.releaseLocks()
 	s.pool.Close()
 	return lost
 }
