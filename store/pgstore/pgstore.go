@@ -103,10 +103,10 @@ type Store struct {
 	sweeperDone chan struct{}
 
 	// locks are the connections holding TryLock's locks, by their release.
-	locksMu sync.Mutex
-	locks   map[*pgx.Conn]func()
-	closeOnce   sync.Once
-	closeErr    error
+	locksMu   sync.Mutex
+	locks     map[*pgx.Conn]func()
+	closeOnce sync.Once
+	closeErr  error
 }
 
 func setDefault[T comparable](v *T, def T) {
