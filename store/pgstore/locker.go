@@ -64,6 +64,13 @@ func (s *Store) TryLock(ctx context.Context, name string) (release func(), ok bo
 	}
 	s.locks[conn] = release
 	s.locksMu.Unlock()
+	// Close may have freed the held locks while this one was being taken.
+	select {
+	case <-s.q.Closing():
+		release()
+		return nil, false, store.ErrClosed
+	default:
+	}
 	return release, true, nil
 }
 
