@@ -136,6 +136,12 @@ func (s *Store) writeBatch(batch []*row) error {
 	// appears behind a cursor already handed out), and what the check
 	// finds cannot change before this transaction ends.
 	pre := &pgx.Batch{}
+	if s.q.Durable() {
+		// Sync mode acknowledges a record once its commit is on the
+		// server's disk: whatever the server's or the database's default,
+		// this commit waits for its WAL flush.
+		pre.Queue(`SET LOCAL synchronous_commit = on`)
+	}
 	pre.Queue(`SELECT pg_advisory_xact_lock($1)`, lockWriter)
 	if len(setRefs) > 0 {
 		pre.Queue(insertScannerSets, setRefs, sets)
