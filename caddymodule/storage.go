@@ -257,16 +257,3 @@ func lockerOf(b store.Backend) store.Locker {
 	l, _ := b.(store.Locker)
 	return l
 }
-
-// waitDurable returns once the record committed through res is durable. The
-// bbolt store tracks each reservation; other engines are asked to sync
-// everything committed so far, which includes it.
-func (a *App) waitDurable(ctx context.Context, res *store.Reservation) error {
-	if _, ok := a.shared.engine.(*store.Store); ok {
-		return res.Wait(ctx)
-	}
-	if a.durability != store.DurabilitySync {
-		return nil
-	}
-	return a.shared.store.Sync(ctx)
-}

@@ -115,6 +115,7 @@ func (p *PostgresStorage) OpenStore(ctx context.Context, o StorageOptions) (stor
 		MaxConns:    int32(p.MaxConns),
 		QueueSize:   o.QueueSize,
 		EnqueueWait: o.EnqueueWait,
+		Durability:  o.Durability,
 		Retention:   o.Retention,
 		Observer:    o.Observer,
 		Logger:      o.Logger,
