@@ -332,45 +332,22 @@ func parseGuardrailDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandle
 //	    project       <id>
 //	}
 func (g *GuardrailHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	if d.NextArg() {
-		g.Shape = d.Val()
-	}
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	seen := map[string]bool{}
-	for d.NextBlock(0) {
-		key := d.Val()
-		if seen[key] {
-			return d.Errf("duplicate sub-directive %q", key)
-		}
-		seen[key] = true
+	err := parseDirective(d, "shape", &g.Shape, func(key string) error {
 		var err error
 		switch key {
-		case "shape":
-			if g.Shape != "" {
-				return d.Err("shape given twice (as argument and sub-directive)")
-			}
-			if !d.AllArgs(&g.Shape) {
-				return d.ArgErr()
-			}
 		case "endpoint":
-			if !d.AllArgs(&g.Endpoint) {
-				return d.ArgErr()
-			}
+			err = parseStringArg(d, &g.Endpoint)
 		case "max_body_size":
 			g.MaxBodySize, err = parseSizeArg(d)
 		case "project":
-			if !d.AllArgs(&g.ProjectID) {
-				return d.ArgErr()
-			}
+			err = parseStringArg(d, &g.ProjectID)
 		default:
 			return d.Errf("unknown promptwall_guardrail sub-directive %q", key)
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if g.Shape != "" {
 		if _, err := guardrail.ByName(g.Shape); err != nil {
