@@ -32,13 +32,18 @@ func init() {
 
 // App is the `promptwall` app: it owns the record store, the compiled
 // endpoint configurations and the state shared by every Promptwall handler.
-// State that must outlive a config reload (the bbolt database, caches) lives
-// in a usage pool keyed by the database path.
+// State that must outlive a config reload (the open store, caches) lives
+// in a usage pool keyed by the database.
 type App struct {
-	// Storage is the path of the bbolt database. Default:
-	// promptwall/promptwall.db under Caddy's data directory.
-	Storage string `json:"storage,omitempty"`
-	// OpenTimeout bounds the wait for the database's file lock. Default: 5s.
+	// StorageRaw chooses where records, identities, provider versions,
+	// chats, templates and campaigns are kept: a module of the namespace
+	// promptwall.storage (bolt, postgres), or a string, the path of a
+	// bbolt file. Default: a bbolt file, promptwall/promptwall.db under
+	// Caddy's data directory.
+	StorageRaw json.RawMessage `json:"storage,omitempty" caddy:"namespace=promptwall.storage inline_key=engine"`
+	// OpenTimeout bounds opening the store: the wait for a bbolt file's
+	// lock, or connecting to a database server and migrating its schema.
+	// Default: 5s.
 	OpenTimeout caddy.Duration `json:"open_timeout,omitempty"`
 	// Retention is how long records are kept unless marked preserve.
 	// Default: 720h (30 days). A negative value keeps records forever.
@@ -92,6 +97,7 @@ type App struct {
 	LimitsRaw json.RawMessage `json:"limits,omitempty" caddy:"namespace=promptwall.limits inline_key=engine"`
 
 	shared        *sharedState
+	storage       StorageEngine
 	limitsEngine  LimitsEngine
 	poolKey       string
 	bootstrapHash *[32]byte
@@ -129,11 +135,7 @@ func (a *App) Provision(ctx caddy.Context) (err error) {
 	if err := a.metrics.register(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
-	if a.Storage == "" {
-		a.Storage = defaultStoragePath()
-	}
 	repl := caddy.NewReplacer()
-	a.Storage = repl.ReplaceKnown(a.Storage, "")
 	if a.BootstrapToken == "" {
 		a.BootstrapToken = os.Getenv(BootstrapEnv)
 	} else {
@@ -152,13 +154,15 @@ func (a *App) Provision(ctx caddy.Context) (err error) {
 		a.VerdictCacheBytes = scanner.DefaultCacheBytes
 	}
 
-	abs, err := filepath.Abs(a.Storage)
-	if err != nil {
-		return fmt.Errorf("storage path %q: %w", a.Storage, err)
+	if err := getStoreOpMetrics().register(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("registering store metrics: %w", err)
 	}
-	a.poolKey = abs
+	if err := a.provisionStorage(ctx); err != nil {
+		return err
+	}
+	a.poolKey = a.storage.StorageKey()
 	val, _, err := sharedPool.LoadOrNew(a.poolKey, func() (caddy.Destructor, error) {
-		return a.openShared(abs)
+		return a.openShared(ctx)
 	})
 	if err != nil {
 		return err
@@ -217,14 +221,17 @@ func (a *App) Cleanup() error {
 }
 
 // Store returns the record store.
-func (a *App) Store() *store.Store { return a.shared.store }
+func (a *App) Store() store.Backend { return a.shared.store }
 
-// sharedPool holds one sharedState per database path, across reloads.
+// sharedPool holds one sharedState per database, across reloads.
 var sharedPool = caddy.NewUsagePool()
 
 // sharedState is what survives a config reload.
 type sharedState struct {
-	store *store.Store
+	// store is engine with its requests' metrics and its outage guard.
+	store  store.Backend
+	engine store.Backend
+	health *storeHealth
 	// limits holds each provider's limiter across reloads.
 	limits *limits.Registry
 	// runner executes campaigns; runs outlive config reloads.
@@ -246,6 +253,7 @@ type sharedState struct {
 }
 
 func (s *sharedState) Destruct() error {
+	getStoreOpMetrics().unwatch(s.health)
 	if s.runner != nil {
 		s.stopSchedules()
 		// Runs in flight are marked failed before the store closes.
@@ -284,35 +292,21 @@ func newCaches(verdictBytes int64) (*sharedState, error) {
 		refusals: newRefusalSampler(), external: new(externalLimits)}, nil
 }
 
-func (a *App) openShared(path string) (*sharedState, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("creating storage directory: %w", err)
-	}
-	retention := time.Duration(a.Retention)
-	if retention < 0 {
-		retention = 0
-	}
+func (a *App) openShared(ctx context.Context) (*sharedState, error) {
 	shared, err := newCaches(a.VerdictCacheBytes)
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(store.Options{
-		Path:        path,
-		OpenTimeout: time.Duration(a.OpenTimeout),
-		QueueSize:   a.QueueSize,
-		EnqueueWait: time.Duration(a.EnqueueWait),
-		Durability:  a.durability,
-		MaxSize:     a.MaxSize,
-		Retention:   retention,
-		Observer:    storeObserver{a.metrics},
-		Logger:      a.logger.Named("store"),
-	})
+	health := newStoreHealth(a.storage)
+	st, err := a.storage.OpenStore(ctx, a.storageOptions(health))
 	if err != nil {
 		shared.closeCaches()
 		return nil, err
 	}
-	shared.store = st
-	a.logger.Info("promptwall store opened", zap.String("path", path))
+	ops := getStoreOpMetrics()
+	ops.watch(health)
+	shared.engine, shared.health = st, health
+	shared.store = &guardedStore{Backend: st, health: health, ops: ops}
 	return shared, nil
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/guardrail"
+	"github.com/promptwall/promptwall/internal/reqhead"
 	"github.com/promptwall/promptwall/policy"
 	"github.com/promptwall/promptwall/record"
 	"github.com/promptwall/promptwall/scanner"
@@ -151,6 +152,9 @@ func (g *GuardrailHandler) admit(w http.ResponseWriter, r *http.Request) (guardr
 			return nil, auth.Principal{}, &guardRefusal{"unsupported", &guardrail.Error{Status: http.StatusNotFound, Code: "not_found",
 				Message: "No guardrail API is served at this path: use /api/protect, /beta/litellm_basic_guardrail_api, /portkey/webhook or /guardrail/{id}/version/{version}/apply."}}
 		}
+	}
+	if msg := reqhead.Check(r); msg != "" {
+		return g.refuse(w, "too_large", &guardrail.Error{Status: http.StatusRequestHeaderFieldsTooLarge, Code: reqhead.Code, Message: msg})
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
