@@ -154,7 +154,7 @@ func (g *GuardrailHandler) admit(w http.ResponseWriter, r *http.Request) (guardr
 		}
 	}
 	if msg := reqhead.Check(r); msg != "" {
-		return g.refuse(w, "too_large", &guardrail.Error{Status: http.StatusRequestHeaderFieldsTooLarge, Code: reqhead.Code, Message: msg})
+		return nil, auth.Principal{}, &guardRefusal{"too_large", &guardrail.Error{Status: http.StatusRequestHeaderFieldsTooLarge, Code: reqhead.Code, Message: msg}}
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
