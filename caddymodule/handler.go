@@ -243,15 +243,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if pass != "" {
 		return h.passUnscreened(w, r, next, x, pass)
 	}
-	if err := h.reserve(w, r, x); err != nil {
+	w, ungate, err := h.open(w, r, x)
+	if err != nil {
 		return h.refuse(w, r, x, err)
 	}
-	// The gate holds the answer's last byte until the record is durable:
-	// it is released after the deferred commit below.
-	var gate *commitGate
-	if w, gate = h.gateWrites(w); gate != nil {
-		defer gate.release(r.Context(), x.res, h.logger)
-	}
+	defer ungate()
 	defer x.finish()
 	raw, err := h.screenInput(r, x, body.Bytes())
 	if err == nil {
@@ -743,15 +739,11 @@ func (h *Handler) passes(kind string) bool {
 // and records it as such: outcome passed, every scanner skipped with the
 // reason, the body not stored (nothing of it was read as a prompt).
 func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, x *exchange, why string) error {
-	if err := h.reserve(w, r, x); err != nil {
+	w, ungate, err := h.open(w, r, x)
+	if err != nil {
 		return h.refuse(w, r, x, err)
 	}
-	// As on the screened path: the gate holds the answer's last byte until
-	// the record, committed by the deferred finish, is durable.
-	var gate *commitGate
-	if w, gate = h.gateWrites(w); gate != nil {
-		defer gate.release(r.Context(), x.res, h.logger)
-	}
+	defer ungate()
 	defer x.finish()
 	now := time.Now()
 	skipped := &scanner.Result{Outcome: scanner.Passed}

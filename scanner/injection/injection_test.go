@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 func newScanner(t testing.TB, cfg Config) *Scanner {
@@ -24,11 +25,7 @@ func newScanner(t testing.TB, cfg Config) *Scanner {
 
 func scan(t testing.TB, s *Scanner, text string) scanner.Finding {
 	t.Helper()
-	f, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(text), Direction: scanner.Input, Role: scanner.RoleUser})
-	if err != nil {
-		t.Fatalf("Scan: %v", err)
-	}
-	return f
+	return scannertest.ScanTarget(t, s, scannertest.UserInput(text))
 }
 
 // Written for this test, not taken from the data set.

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 // TestGeneralizes covers shapes the dev set lacks: tokens of providers
@@ -119,7 +121,7 @@ func TestGeneralizes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := scan(t, s, tt.text)
+			f := scannertest.Scan(t, s, tt.text)
 			got := matched(tt.text, f)
 			if tt.want == "" {
 				if f.Detected {
@@ -150,7 +152,7 @@ func TestReferenceNotPassword(t *testing.T) {
 		"DB_PASSWORD_ARN: arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db/password-Ab12Cd",
 		`password_secret_arn = "arn:aws:ssm:eu-west-1:123456789012:parameter/app/db_password"`,
 	} {
-		for _, m := range scan(t, s, text).Matches {
+		for _, m := range scannertest.Scan(t, s, text).Matches {
 			if m.Kind != "AWS_ARN" {
 				t.Errorf("%q: reported %s %q", text, m.Kind, text[m.Start:m.End])
 			}

@@ -3,7 +3,7 @@ package secrets
 import (
 	"testing"
 
-	"github.com/promptwall/promptwall/scanner/internal/holdtest"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 // TestHoldCoversEverySecretPrefix streams each text byte by byte: no part
@@ -32,7 +32,7 @@ func TestHoldCoversEverySecretPrefix(t *testing.T) {
 		"jwt signing secret":    `jwt: { secret: "Zk4mQ9vR2xT7bN1cW8yL" } ok`,
 	}
 	for name, text := range texts {
-		t.Run(name, func(t *testing.T) { holdtest.Prefixes(t, s, text, nil) })
+		t.Run(name, func(t *testing.T) { scannertest.HoldPrefixes(t, s, text, nil) })
 	}
 }
 
@@ -62,7 +62,7 @@ func TestHoldReleasesProse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := holdtest.Hold(s, tt.text, nil); got != tt.want {
+			if got := scannertest.Hold(s, tt.text, nil); got != tt.want {
 				t.Errorf("Hold(%q) = %d (%q released), want %d", tt.text, got, tt.text[:got], tt.want)
 			}
 		})
