@@ -209,15 +209,23 @@ func (r *runner) run(ctx context.Context) error {
 type pendingStream interface{ Pending() bool }
 
 // point returns the release point in the assembled answer: the detectors'
-// hold, but never more than HoldBack bytes before the end.
+// hold, and the start of a placeholder the answer may still be completing
+// when placeholders are restored, but never more than HoldBack bytes before
+// the end.
 func (r *runner) point() int {
 	n := r.answer.Len()
 	bound := n - r.opts.HoldBack
 	if r.opts.Hold == nil || n >= MaxAnswer {
 		return bound
 	}
+	text := r.answer.String()
 	from := max(0, r.released-holdContext)
-	return max(bound, from+r.opts.Hold(r.answer.String()[from:]))
+	point := from + r.opts.Hold(text[from:])
+	if v := r.opts.Vault; v != nil {
+		from = max(r.released, n-v.Longest())
+		point = min(point, from+v.Open(text[from:]))
+	}
+	return max(bound, point)
 }
 
 // holdContext is how much released text the release point is computed
