@@ -152,7 +152,8 @@ func releaseOptions(p *scanner.Pipeline) Options {
 		Screen: func(ctx context.Context, conv *scanner.Conversation) *scanner.Result {
 			return p.Screen(ctx, conv, scanner.Output)
 		},
-		Hold: func(text string) int { return p.Hold(text, scanner.Output, nil) },
+		Hold:       func(text string) int { return p.Hold(text, scanner.Output, nil) },
+		Lookbehind: p.Lookbehind(scanner.Output),
 	}
 }
 
