@@ -8,15 +8,20 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/promptwall/promptwall/internal/testsvc"
 )
 
 // Small mounts a tmpfs of size bytes on a temporary directory and returns
-// it, or skips the test when this process may not mount (it needs root, as
-// in CI).
+// it, or skips the test when this process may not mount (it needs root).
+// Under CI (CI=true), which runs as root, not mounting is a failure.
 func Small(t testing.TB, size int) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
+		if testsvc.InCI() {
+			t.Fatalf("cannot mount a %d-byte tmpfs for a full-disk test under CI=true (CI runs as root): %v", size, err)
+		}
 		t.Skipf("cannot mount a %d-byte tmpfs for a full-disk test (needs root with CAP_SYS_ADMIN; CI runs as root): %v", size, err)
 	}
 	t.Cleanup(func() {
