@@ -34,7 +34,8 @@ func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 // UnmarshalCaddyfile sets up the app from the `promptwall` global option:
 //
 //	promptwall {
-//	    storage             <path>
+//	    storage             <path>          # a bbolt file, or:
+//	    storage <engine> { ... }            # bolt { path <file> }, postgres { dsn ... } (see PostgresStorage)
 //	    open_timeout        <duration>
 //	    retention           <duration>
 //	    queue_size          <records>
@@ -91,9 +92,11 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 		switch key {
 		case "storage":
-			if !d.AllArgs(&a.Storage) {
-				return d.ArgErr()
+			raw, err := parseStorage(d)
+			if err != nil {
+				return err
 			}
+			a.StorageRaw = raw
 		case "bootstrap_token":
 			if !d.AllArgs(&a.BootstrapToken) {
 				return d.ArgErr()

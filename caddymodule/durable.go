@@ -21,14 +21,16 @@ type commitGate struct {
 	*caddyhttp.ResponseWriterWrapper
 	last [1]byte
 	held bool
+	// wait returns once a reservation's record is durable; nil: its Wait.
+	wait func(context.Context, *store.Reservation) error
 }
 
 // gateWrites wraps w in a commitGate when the store is in sync mode.
 func (h *Handler) gateWrites(w http.ResponseWriter) (http.ResponseWriter, *commitGate) {
-	if h.app.shared.store.Durability() != store.DurabilitySync {
+	if h.app.durability != store.DurabilitySync {
 		return w, nil
 	}
-	g := &commitGate{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	g := &commitGate{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, wait: h.app.waitDurable}
 	return g, g
 }
 
@@ -54,7 +56,11 @@ func (g *commitGate) Write(b []byte) (int, error) {
 // aborted, so the client sees a failed request rather than a complete
 // answer with no record.
 func (g *commitGate) release(ctx context.Context, res *store.Reservation, log *zap.Logger) {
-	if err := res.Wait(ctx); err != nil {
+	wait := res.Wait
+	if g.wait != nil {
+		wait = func(ctx context.Context) error { return g.wait(ctx, res) }
+	}
+	if err := wait(ctx); err != nil {
 		log.Error("aborting the answer: its record was not committed", zap.Error(err))
 		panic(http.ErrAbortHandler)
 	}

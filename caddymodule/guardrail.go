@@ -19,6 +19,7 @@ import (
 	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/guardrail"
 	"github.com/promptwall/promptwall/internal/reqhead"
+	"github.com/promptwall/promptwall/policy"
 	"github.com/promptwall/promptwall/record"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
@@ -179,7 +180,7 @@ func (g *GuardrailHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ c
 	start := time.Now()
 	result := g.ep.pipeline.Screen(r.Context(), &check.Conversation, check.Direction)
 	g.metrics[shape.Name()].observeResult(check.Direction, result, time.Since(start))
-	answer, err := shape.Answer(check, guardrail.VerdictOf(result, defaultFlagMessage, id))
+	answer, err := shape.Answer(check, guardrail.VerdictOf(result, policy.DefaultFlagMessage, id))
 	if err != nil {
 		res.Cancel()
 		g.logger.Error("rendering guardrail answer", zap.String("shape", shape.Name()), zap.Error(err))

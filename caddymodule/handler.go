@@ -23,6 +23,7 @@ import (
 	"github.com/promptwall/promptwall/format"
 	"github.com/promptwall/promptwall/internal/reqhead"
 	"github.com/promptwall/promptwall/internal/utf8text"
+	"github.com/promptwall/promptwall/policy"
 	"github.com/promptwall/promptwall/record"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
@@ -271,7 +272,7 @@ func (h *Handler) admit(r *http.Request, x *exchange) (pass string, err error) {
 			return "", &refusal{reason: "unauthenticated", status: http.StatusUnauthorized, code: "invalid_api_key", message: errBadToken.Error() + "."}
 		} else if err != nil {
 			h.logger.Error("checking a gateway token", zap.Error(err))
-			return "", &refusal{status: http.StatusInternalServerError, code: "internal_error", message: "The gateway could not check the token."}
+			return "", h.app.storeRefusal(err, "The gateway could not check the token.")
 		}
 		// The token goes no further than this handler.
 		useProviderKey(r, h.prov)
@@ -348,9 +349,8 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request, x *exchange, bod
 func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, x *exchange) error {
 	res, err := h.app.shared.store.Reserve(r.Context())
 	if err != nil {
-		h.logger.Error("refusing request: record queue full", zap.Error(err))
-		return &refusal{reason: "store_full", status: http.StatusServiceUnavailable, code: "service_unavailable",
-			message: "The gateway cannot record requests right now; retry shortly.", retryAfter: "1"}
+		h.logger.Error("refusing request: its record cannot be queued", zap.Error(err))
+		return h.app.reserveRefusal(err)
 	}
 	x.res = res
 	x.id = store.NewID()
@@ -661,7 +661,7 @@ func (x *exchange) commit() {
 	shown := record.Build(&p, rx)
 	p.Scanners = h.ep.settingsJSON()
 	if h.ep.hasDeferred {
-		if h.app.shared.store.Durability() == store.DurabilitySync {
+		if h.app.durability == store.DurabilitySync {
 			// The answer waits for its record, not for the deferred
 			// scanners: the record is committed now and replaced with
 			// their results later.
@@ -832,9 +832,9 @@ const (
 // GET /prompts/{id}?fetchScanners=true.
 func (ep *compiledEndpoint) settingsJSON() string {
 	ep.settingsOnce.Do(func() {
-		out := make([]scanner.SettingStrings, 0, len(ep.settings))
+		out := make([]policy.SettingStrings, 0, len(ep.settings))
 		for _, s := range ep.settings {
-			out = append(out, s.Strings())
+			out = append(out, policy.Strings(s))
 		}
 		b, _ := json.Marshal(out)
 		ep.settingsStr = string(b)

@@ -192,7 +192,7 @@ func (s campaignScreener) ScreenAnswer(ctx context.Context, endpoint string, _ [
 var _ redteam.AnswerScreener = campaignScreener{}
 
 // orgFeatures reads redTeam.enabled from the store.
-type orgFeatures struct{ st *store.Store }
+type orgFeatures struct{ st store.IdentityStore }
 
 func (f orgFeatures) RedTeamEnabled(orgID string) (bool, error) {
 	org, err := f.st.GetOrg(orgID)

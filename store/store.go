@@ -206,6 +206,8 @@ type Store struct {
 	closeErr  error
 	// durable is true in sync mode; see SetDurability.
 	durable atomic.Bool
+	// locks are the names held through TryLock.
+	locks localLocks
 }
 
 // NewID returns a new record id: a UUIDv7, so ids sort by creation time.

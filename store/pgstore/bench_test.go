@@ -12,14 +12,27 @@ import (
 // sustains: 8 goroutines commit records shaped like the gateway's (a
 // scanner result, shared scanner settings), and the clock stops once all
 // are written.
+// The multi-row upsert (the writer before COPY) runs in the same process
+// and on the same server, for a before/after comparison.
 func BenchmarkWriter(b *testing.B) {
-	for _, batch := range []int{256, 2048} {
-		b.Run(fmt.Sprint("batch=", batch), func(b *testing.B) { benchWriter(b, batch) })
+	for _, c := range []struct {
+		how    string
+		noCopy bool
+		batch  int
+	}{
+		{"multirow", true, 256},
+		{"multirow", true, DefaultBatchSize},
+		{"copy", false, 256},
+		{"copy", false, DefaultBatchSize},
+	} {
+		b.Run(fmt.Sprintf("%s/batch=%d", c.how, c.batch), func(b *testing.B) {
+			benchWriter(b, Options{BatchSize: c.batch, noCopy: c.noCopy})
+		})
 	}
 }
 
-func benchWriter(b *testing.B, batch int) {
-	s := openTest(b, Options{BatchSize: batch})
+func benchWriter(b *testing.B, o Options) {
+	s := openTest(b, o)
 	ctx := context.Background()
 	result := store.PromptResult{Outcome: "passed", ScannerResults: []store.ScannerResult{{
 		ScannerID: "pii", Outcome: "passed", ScanDirection: "input", Data: store.ScannerData{Type: "pii"}}}}

@@ -44,7 +44,8 @@ type Options struct {
 	// MaxConns bounds the connection pool. Default 10.
 	MaxConns int32
 	// QueueSize, BatchSize, BatchWait, EnqueueWait, Retention,
-	// SweepInterval and DrainTimeout mean what store.Options says.
+	// SweepInterval and DrainTimeout mean what store.Options says, with
+	// store's defaults except BatchSize (DefaultBatchSize).
 	QueueSize     int
 	BatchSize     int
 	BatchWait     time.Duration
@@ -60,7 +61,15 @@ type Options struct {
 	// noSweeper leaves sweeping to explicit Sweep calls; tests use it to
 	// decide when a sweep runs.
 	noSweeper bool
+	// noCopy writes every batch with the multi-row upsert instead of COPY;
+	// the writer benchmark compares the two.
+	noCopy bool
 }
+
+// DefaultBatchSize is the most records one transaction writes: larger than
+// the bbolt store's, because each PostgreSQL transaction costs round trips
+// (lock, savepoint, COPY, commit) that only large batches amortize.
+const DefaultBatchSize = 2048
 
 // Store is an open PostgreSQL record store, safe for concurrent use.
 type Store struct {
@@ -115,7 +124,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	setDefault(&opts.MaxConns, 10)
 	setDefault(&opts.QueueSize, store.DefaultQueueSize)
-	setDefault(&opts.BatchSize, store.DefaultBatchSize)
+	setDefault(&opts.BatchSize, DefaultBatchSize)
 	setDefault(&opts.BatchWait, store.DefaultBatchWait)
 	setDefault(&opts.EnqueueWait, store.DefaultEnqueueWait)
 	setDefault(&opts.Retention, store.DefaultRetention)
@@ -166,6 +175,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
+	}
+	if s.opts.Retention >= 0 && !s.opts.noSweeper {
+		s.sweepAndLog()
 	}
 	go s.runWriter()
 	go s.runSweeper()
@@ -223,4 +235,4 @@ func (s *Store) close() error {
 	return s.lostErr
 }
 
-var _ store.RecordStore = (*Store)(nil)
+var _ store.Backend = (*Store)(nil)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
 	"github.com/promptwall/promptwall/store"
@@ -374,8 +375,44 @@ func (s *Store) writeBatch(batch []*row) error {
 			return err
 		}
 	}
-	if _, err := tx.Exec(ctx, insertRecords, ids, orgs, users, outcomes, projects, providers, endpoints, ms, preserve, inputs, bodies, refs); err != nil {
-		return err
+	copied := false
+	if !s.opts.noCopy {
+		var err error
+		copied, err = s.copyRecords(ctx, tx, ids, orgs, users, outcomes, projects, providers, endpoints, ms, preserve, inputs, bodies, refs)
+		if err != nil {
+			return err
+		}
+	}
+	if !copied {
+		if _, err := tx.Exec(ctx, insertRecords, ids, orgs, users, outcomes, projects, providers, endpoints, ms, preserve, inputs, bodies, refs); err != nil {
+			return err
+		}
 	}
 	return tx.Commit(ctx)
+}
+
+// recordColumns are the columns COPY fills, in insertRecords' order.
+var recordColumns = []string{"id", "org_id", "user_id", "outcome", "project_id", "provider_id", "endpoint_id",
+	"received_ms", "preserve", "input", "body", "scanners_ref"}
+
+// copyRecords writes a batch of new records with COPY, the fastest way
+// into PostgreSQL, under a savepoint. COPY cannot update: when a record
+// of the batch replaces one already stored, the savepoint is rolled back,
+// copied is false, and the caller writes the batch with insertRecords.
+func (s *Store) copyRecords(ctx context.Context, tx pgx.Tx, ids, orgs, users, outcomes, projects, providers, endpoints []string,
+	ms []int64, preserve []bool, inputs []string, bodies [][]byte, refs []string) (copied bool, err error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	_, err = sp.CopyFrom(ctx, pgx.Identifier{"promptwall_prompts"}, recordColumns, pgx.CopyFromSlice(len(ids), func(i int) ([]any, error) {
+		return []any{ids[i], orgs[i], users[i], outcomes[i], projects[i], providers[i], endpoints[i], ms[i], preserve[i], inputs[i], bodies[i], refs[i]}, nil
+	}))
+	if uniqueViolation(err, "promptwall_prompts_id_key") {
+		return false, sp.Rollback(ctx)
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, sp.Commit(ctx)
 }
