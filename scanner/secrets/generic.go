@@ -9,7 +9,7 @@ import (
 // segment (DB_PASS, pass:), not inside "passport" or "compass".
 var (
 	passwordWords = []string{"password", "passwd", "passphrase", "pwd", "pass"}
-	secretWords   = []string{"secret", "token", "api_key", "apikey", "api-key", "access_key", "accesskey", "auth_key", "authkey", "private_key", "login"}
+	secretWords   = []string{"secret", "token", "bearer", "credential", "api_key", "apikey", "api-key", "access_key", "accesskey", "auth_key", "authkey", "private_key", "login"}
 )
 
 // assignment is a key = value pair found after a keyword.
@@ -105,7 +105,7 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 	if q := s[j]; isQuote(q) {
 		a.quoted = true
 		end := j + 1
-		for end < len(s) && end-j < 256 && s[end] != q && s[end] != '\n' {
+		for end < len(s) && end-j < maxQuoted && s[end] != q && s[end] != '\n' {
 			end++
 		}
 		if end >= len(s) || s[end] != q {
@@ -129,6 +129,10 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 	a.vs, a.ve = j, end
 	return a, true
 }
+
+// maxQuoted bounds a quoted value: long enough for a private key or a
+// session token encoded in base64 on one line.
+const maxQuoted = 4096
 
 func skipSpaces(s string, i int) int {
 	for n := 0; i < len(s) && n < 40 && (s[i] == ' ' || s[i] == '\t'); n++ {
@@ -388,10 +392,21 @@ func matchKey(s string, ks, ke int, th float64) (int, int, bool) {
 	if !ok || a.ve-a.vs < 16 {
 		return 0, 0, false
 	}
-	// A key is a base64 or hex blob; "126031192_live-part" is an
+	// A key is a base64, base64url or hex blob, or dotted base64url (a
+	// JWT); "126031192_live-part", a number then a separator, is an
 	// identifier scheme of some provider, left to its rule.
+	lead := true
 	for i := a.vs; i < a.ve; i++ {
-		if c := s[i]; !(isLetter(c) || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+		case isLetter(c) || c == '+' || c == '/' || c == '=':
+			lead = false
+		case c == '_' || c == '-' || c == '.':
+			if lead {
+				return 0, 0, false
+			}
+		default:
 			return 0, 0, false
 		}
 	}

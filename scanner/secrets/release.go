@@ -136,6 +136,10 @@ func (r *rule) openMatch(text string, ks, ke int) int {
 		if jwtSecretOpen(text, ke) {
 			return ks
 		}
+	case "generic-near-token":
+		if nearOpen(text, ke) {
+			return ke
+		}
 	case "generic-url-token":
 		if urlOpen(text, ks) {
 			return ks
@@ -259,7 +263,7 @@ func assignmentOpen(s string, ks, ke int) bool {
 	}
 	if q := s[j]; isQuote(q) {
 		end := j + 1
-		for end < len(s) && end-j < 256 && s[end] != q && s[end] != '\n' {
+		for end < len(s) && end-j < maxQuoted && s[end] != q && s[end] != '\n' {
 			end++
 		}
 		return end == len(s)

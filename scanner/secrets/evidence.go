@@ -1,0 +1,279 @@
+package secrets
+
+import (
+	"math"
+	"strings"
+)
+
+// Generic evidence: what catches a credential whose format no rule here
+// names. A value is reported when the text says it is a credential (a
+// credential-named key or word just before it) and the value looks
+// generated; or, without any label, when its own shape says so (a
+// modular-crypt hash, a short provider prefix glued to a hex body).
+
+// nearWords are the words after which a generated-looking token, within
+// nearWindow bytes, is taken for the credential the word names:
+// "vault operator unseal <key>", `"method": "login_with_api_key",
+// "params": ["<key>"]`, `variable "db_token" { default = "<token>" }`,
+// "PRIVATE KEY-----\r\n<base64>". Lower case; matched in any case.
+var nearWords = []string{
+	"token", "secret", "password", "passwd", "passphrase", "apikey", "api_key", "api-key", "unseal", "credential",
+	"bearer", "private key", "private_key", "privatekey", "access_key", "accesskey", "auth_key", "license_key",
+	"client_key", "signing_key", "key",
+}
+
+// nearWindow is how far past its word a token may start, and nearRuns how
+// many token runs of that stretch are examined: the syntax between a label
+// and its value (quotes, a colon, a brace, a line break, a parameter name)
+// is short; further on, a token belongs to something else.
+const (
+	nearWindow = 48
+	nearRuns   = 4
+	// minNearLen is the shortest unlabelled token reported: shorter
+	// random-looking runs are common in code (short hashes, ids).
+	minNearLen = 20
+)
+
+// nearByte marks the bytes a token near a credential word is made of:
+// base64, base64url, hex, and the dots and tildes of dotted tokens.
+var nearByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = isWordByte(byte(c)) || c == '-' || c == '.' || c == '+' || c == '/' || c == '=' || c == '~'
+	}
+	return t
+}()
+
+// matchNear finds a generated-looking token that follows a credential word
+// [ks, ke) within nearWindow bytes.
+func matchNear(s string, ks, ke int, th float64) (int, int, bool) {
+	if !nearWordAlone(s, ks, ke) || nearPublic(s, ks) {
+		return 0, 0, false
+	}
+	end := min(len(s), ke+nearWindow)
+	i, runs, lines := ke, 0, 0
+	for i < end && runs < nearRuns {
+		c := s[i]
+		if c == '\n' {
+			if lines++; lines > 2 {
+				break
+			}
+		}
+		if !nearByte[c] || c == '=' || c == '-' || c == '.' || c == '/' {
+			// '=', '-', '.', '/' separate a label from its value
+			// (key=..., --token ..., ./path); a token never starts with
+			// one.
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && j-i < maxQuoted && nearByte[s[j]] {
+			j++
+		}
+		runs++
+		// The run ends where a value would: trailing padding stays, a
+		// trailing dot or dash does not.
+		v := strings.TrimRight(s[i:j], ".-")
+		if i > 0 && isPathByte(s[i-1]) || strings.Contains(s[max(0, i-3):i], "://") {
+			i = j
+			continue
+		}
+		if len(v) >= minNearLen && looksRandom(v, th) && !sshPublicKey(s, i) {
+			return i, i + len(v), true
+		}
+		i = j
+	}
+	return 0, 0, false
+}
+
+// nearWordAlone reports whether the word at [ks, ke) is a word of its own
+// or the last part of a name (api_token, clientSecret, PRIVATE KEY), not
+// a piece of a longer word (monkey, keyboard, tokenizer, secretary).
+func nearWordAlone(s string, ks, ke int) bool {
+	if ke < len(s) && isLetter(s[ke]) {
+		// A plural ("tokens", "keys") names credentials in general.
+		return false
+	}
+	if ks > 0 && isLetter(s[ks-1]) {
+		// camelCase (clientSecret, apiKey) is a name part; lower case
+		// before it (monkey, turkey) is a longer word.
+		return s[ks-1] >= 'a' && s[ks-1] <= 'z' && s[ks] >= 'A' && s[ks] <= 'Z'
+	}
+	// After a digit the word is inside a blob ("...9key0Zx..."), not a
+	// label.
+	return ks == 0 || s[ks-1] < '0' || s[ks-1] > '9'
+}
+
+// nearPublic reports a word that names a public or non-secret key: the
+// name it ends ("public_key", "cache-key", "primaryKey", "key_id") or the
+// word before it ("public key", "primary key").
+func nearPublic(s string, ks int) bool {
+	start := ks
+	for start > 0 && ks-start < 64 && (isIdent(s[start-1]) || s[start-1] == ' ') {
+		start--
+	}
+	return isPublicKeyName(s[start:ks])
+}
+
+// looksRandom reports a token that a machine generated: digits and letters
+// mixed, not a UUID, not a counting placeholder, not a path or an
+// identifier made of words, and at the entropy a random string of its
+// length and alphabet has. A hex-only token must be 32 or longer: shorter
+// hex is a commit or a short hash far more often than a key.
+func looksRandom(v string, th float64) bool {
+	if isUUIDShaped(v) || isSequential(v) || isWordy(v) || isFileName(v) || strings.Count(v, "/") > 2 || isSlug(v) || accountScheme(v) {
+		return false
+	}
+	var lower, upper, digits, letters int
+	hex := true
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c >= 'a' && c <= 'z':
+			lower++
+			letters++
+			hex = hex && c <= 'f'
+		case c >= 'A' && c <= 'Z':
+			upper++
+			letters++
+			hex = false
+		default:
+			hex = false
+		}
+	}
+	if digits < 2 || letters < 4 {
+		return false
+	}
+	if hex && len(v) < 32 {
+		return false
+	}
+	// One case of letters and no symbols: lower-case base32 or hex, whose
+	// entropy tops out lower than base64's.
+	need := math.Min(th, math.Log2(float64(len(v)))-0.7)
+	if lower == 0 || upper == 0 {
+		need = math.Min(need, 3.3)
+	}
+	return entropy(v) >= need
+}
+
+// sshPublicKey reports a run that is the body of an OpenSSH public key
+// ("ssh-ed25519 AAAAC3Nz..."), published by design.
+func sshPublicKey(s string, i int) bool {
+	w := s[max(0, i-24):i]
+	return strings.Contains(w, "ssh-") || strings.Contains(w, "ecdsa-")
+}
+
+// nearOpen tells whether matchNear, at the word ending at ke, may still
+// find its token once more text arrives: its window is not all there.
+// (A token that starts inside the window and runs to the end of the text
+// is the text's last token, which is held whole anyway.)
+func nearOpen(s string, ke int) bool { return ke+nearWindow > len(s) }
+
+// cryptHashes finds password hashes in the modular crypt format that
+// crypt(3), hashcat and John the Ripper share: "$<scheme>$" then
+// "$"-separated fields, the last a long salted digest ("$2b$12$...",
+// "$argon2id$v=19$m=65536,t=3,p=4$<salt>$<hash>", "$krb5asrep$23$...").
+// The scheme name is not checked, so schemes without a rule here are
+// caught too; what is checked is that the last field is random.
+func cryptHashes(text string, th float64, r *rule, hits []hit) []hit {
+	for off := 0; off < len(text); {
+		i := strings.IndexByte(text[off:], '$')
+		if i < 0 {
+			break
+		}
+		i += off
+		off = i + 1
+		if i > 0 && (isWordByte(text[i-1]) || text[i-1] == '$') {
+			continue
+		}
+		// Scheme: 1 to 16 lower-case letters, digits or dashes.
+		j := i + 1
+		for j < len(text) && j-i <= 16 && (text[j] >= 'a' && text[j] <= 'z' || text[j] >= '0' && text[j] <= '9' || text[j] == '-') {
+			j++
+		}
+		if j == i+1 || j-i > 16 || j >= len(text) || text[j] != '$' {
+			continue
+		}
+		// Fields run to the first byte that no hash field holds.
+		e := j
+		for e < len(text) && e-i < 1024 && cryptByte(text[e]) {
+			e++
+		}
+		last := strings.LastIndexByte(text[i:e], '$') + i
+		if strings.Count(text[j:e], "$") < 2 || last == j {
+			continue
+		}
+		digest := text[last+1 : e]
+		if len(digest) < 22 || !isHashField(digest) || entropy(digest) < math.Min(th, math.Log2(float64(len(digest)))-0.7) {
+			continue
+		}
+		hits = append(hits, hit{i, e, r})
+		off = e
+	}
+	return hits
+}
+
+// cryptByte marks the bytes of a crypt hash's fields: crypt's base64
+// alphabet, hex, and the parameters and user names some schemes carry
+// ("rounds=5000", "m=65536,t=3", "user@domain.com:").
+func cryptByte(c byte) bool {
+	return isWordByte(c) || c == '$' || c == '.' || c == '/' || c == '+' || c == '=' || c == ',' || c == '@' || c == ':' || c == '-'
+}
+
+// isHashField reports a digest field: crypt's base64 alphabet only, with
+// digits and letters.
+func isHashField(v string) bool {
+	var digit, letter bool
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case isLetter(c):
+			letter = true
+		case c == '.' || c == '/' || c == '+' || c == '=':
+		default:
+			return false
+		}
+	}
+	return digit && letter
+}
+
+// isSlug reports a name built of words ("ws-plugin--s2member-amazon-s3-
+// comp-files-access-key", "release_2024_candidate_build"): three or more
+// separated segments, each lower-case letters with at most two digits, or
+// digits alone. A generated token has long segments that mix cases and
+// digits freely.
+func isSlug(v string) bool {
+	segs := 0
+	for seg := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == '/' }) {
+		segs++
+		digits := 0
+		for i := 0; i < len(seg); i++ {
+			c := seg[i]
+			switch {
+			case c >= '0' && c <= '9':
+				digits++
+			case c >= 'a' && c <= 'z':
+			default:
+				return false
+			}
+		}
+		if digits > 2 && digits < len(seg) {
+			return false
+		}
+	}
+	return segs >= 3
+}
+
+// accountScheme reports a value that starts with a long number and a
+// separator ("126031192_IgvUab..."): an account or user number followed
+// by a part of some provider's scheme, which that provider's rule judges.
+func accountScheme(v string) bool {
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	return i >= 6 && i < len(v) && isSeparator(v[i])
+}
