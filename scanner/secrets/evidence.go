@@ -28,7 +28,7 @@ var nearWords = []string{
 // is short; further on, a token belongs to something else.
 const (
 	nearWindow = 48
-	nearRuns   = 4
+	nearRuns   = 6
 	// minNearLen is the shortest unlabelled token reported: shorter
 	// random-looking runs are common in code (short hashes, ids).
 	minNearLen = 20
@@ -62,6 +62,12 @@ func matchNear(s string, ks, ke int, th float64) (int, int, bool) {
 			// '=', '-', '.', '/' separate a label from its value
 			// (key=..., --token ..., ./path); a token never starts with
 			// one.
+			i++
+			continue
+		}
+		if i > 0 && s[i-1] == '\\' && (c == 'n' || c == 'r' || c == 't') {
+			// An escaped line break inside a string literal
+			// ("-----\\r\\n<base64>"): the value starts after it.
 			i++
 			continue
 		}
@@ -155,6 +161,27 @@ func looksRandom(v string, th float64) bool {
 		need = math.Min(need, 3.3)
 	}
 	return entropy(v) >= need
+}
+
+// entropyNeeded is the entropy a generated value of v's length and
+// alphabet reaches: th, or less for short values, whose entropy is capped
+// by their length, and for hex, whose alphabet caps it at 4 bits (16
+// random hex digits average about 3.3).
+func entropyNeeded(v string, th float64) float64 {
+	need := math.Min(th, math.Log2(float64(len(v)))-0.7)
+	if isHex(v) {
+		need = math.Min(need, math.Min(math.Log2(float64(len(v))), 4)-0.9)
+	}
+	return need
+}
+
+func isHex(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // sshPublicKey reports a run that is the body of an OpenSSH public key

@@ -353,7 +353,7 @@ func matchSecret(s string, ks, ke int, th float64) (int, int, bool) {
 	if len(v) < 10 || !isTokenChars(v) || !hasDigit(v) || isWordy(v) {
 		return 0, 0, false
 	}
-	if entropy(v) < math.Min(th, math.Log2(float64(len(v)))-0.7) || isSequential(v) || notLiteral(a, v) {
+	if entropy(v) < entropyNeeded(v, th) || isSequential(v) || notLiteral(a, v) {
 		return 0, 0, false
 	}
 	return a.vs, a.ve, true
