@@ -17,7 +17,7 @@ import (
 // "params": ["<key>"]`, `variable "db_token" { default = "<token>" }`,
 // "PRIVATE KEY-----\r\n<base64>". Lower case; matched in any case.
 var nearWords = []string{
-	"token", "secret", "password", "passwd", "passphrase", "apikey", "api_key", "api-key", "unseal", "credential",
+	"token", "secret", "password", "passwd", "passphrase", "apikey", "api_key", "api-key", "unseal", "credential", "auth",
 	"bearer", "private key", "private_key", "privatekey", "access_key", "accesskey", "auth_key", "license_key",
 	"client_key", "signing_key", "key",
 }
@@ -51,12 +51,21 @@ func matchNear(s string, ks, ke int, th float64) (int, int, bool) {
 	}
 	end := min(len(s), ke+nearWindow)
 	i, runs, lines := ke, 0, 0
+	// inURL is set from a "://" to the next space or quote: the runs of a
+	// URL are its host, path and query, not a value the word labels.
+	inURL := inURLAt(s, ks)
 	for i < end && runs < nearRuns {
 		c := s[i]
-		if c == '\n' {
+		switch c {
+		case '\n':
 			if lines++; lines > 2 {
-				break
+				return 0, 0, false
 			}
+			inURL = false
+		case ' ', '\t', '\r', '"', '\'', '`':
+			inURL = false
+		case ':':
+			inURL = inURL || strings.HasPrefix(s[i:], "://")
 		}
 		if !nearByte[c] || c == '=' || c == '-' || c == '.' || c == '/' {
 			// '=', '-', '.', '/' separate a label from its value
@@ -79,7 +88,9 @@ func matchNear(s string, ks, ke int, th float64) (int, int, bool) {
 		// The run ends where a value would: trailing padding stays, a
 		// trailing dot or dash does not.
 		v := strings.TrimRight(s[i:j], ".-")
-		if i > 0 && isPathByte(s[i-1]) || strings.Contains(s[max(0, i-3):i], "://") {
+		// Paths, fragments, URLs and data URIs ("data:image/png;base64,")
+		// hold random-looking runs that are not credentials.
+		if inURL || i > 0 && isPathByte(s[i-1]) || strings.HasSuffix(s[max(0, i-7):i], "base64,") {
 			i = j
 			continue
 		}
@@ -117,7 +128,23 @@ func nearPublic(s string, ks int) bool {
 	for start > 0 && ks-start < 64 && (isIdent(s[start-1]) || s[start-1] == ' ') {
 		start--
 	}
-	return isPublicKeyName(s[start:ks])
+	for _, w := range keyNameSkip {
+		if containsFold(s[start:ks], w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s contains the lower-case ASCII word w in
+// any case, without allocating.
+func containsFold(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(w)], w) {
+			return true
+		}
+	}
+	return false
 }
 
 // looksRandom reports a token that a machine generated: digits and letters
@@ -126,7 +153,7 @@ func nearPublic(s string, ks int) bool {
 // length and alphabet has. A hex-only token must be 32 or longer: shorter
 // hex is a commit or a short hash far more often than a key.
 func looksRandom(v string, th float64) bool {
-	if isUUIDShaped(v) || isSequential(v) || isWordy(v) || isFileName(v) || strings.Count(v, "/") > 2 || isSlug(v) || accountScheme(v) {
+	if isUUIDShaped(v) || isSequential(v) || isWordy(v) || isFileName(v) || strings.Count(v, "/") > 2 || isSlug(v) || accountScheme(v) || camelWords(v) {
 		return false
 	}
 	var lower, upper, digits, letters int
@@ -154,23 +181,17 @@ func looksRandom(v string, th float64) bool {
 	if hex && len(v) < 32 {
 		return false
 	}
-	// One case of letters and no symbols: lower-case base32 or hex, whose
-	// entropy tops out lower than base64's.
-	need := math.Min(th, math.Log2(float64(len(v)))-0.7)
-	if lower == 0 || upper == 0 {
-		need = math.Min(need, 3.3)
-	}
-	return entropy(v) >= need
+	return entropy(v) >= entropyNeeded(v, th)
 }
 
-// entropyNeeded is the entropy a generated value of v's length and
-// alphabet reaches: th, or less for short values, whose entropy is capped
-// by their length, and for hex, whose alphabet caps it at 4 bits (16
+// entropyNeeded is the entropy a generated value of v's length reaches:
+// th, or less for short values, whose entropy is capped by their length;
+// hex a little less again, since sixteen symbols cap it at 4 bits (16
 // random hex digits average about 3.3).
 func entropyNeeded(v string, th float64) float64 {
 	need := math.Min(th, math.Log2(float64(len(v)))-0.7)
 	if isHex(v) {
-		need = math.Min(need, math.Min(math.Log2(float64(len(v))), 4)-0.9)
+		need -= 0.2
 	}
 	return need
 }
@@ -190,12 +211,6 @@ func sshPublicKey(s string, i int) bool {
 	w := s[max(0, i-24):i]
 	return strings.Contains(w, "ssh-") || strings.Contains(w, "ecdsa-")
 }
-
-// nearOpen tells whether matchNear, at the word ending at ke, may still
-// find its token once more text arrives: its window is not all there.
-// (A token that starts inside the window and runs to the end of the text
-// is the text's last token, which is held whole anyway.)
-func nearOpen(s string, ke int) bool { return ke+nearWindow > len(s) }
 
 // cryptHashes finds password hashes in the modular crypt format that
 // crypt(3), hashcat and John the Ripper share: "$<scheme>$" then
@@ -231,12 +246,18 @@ func cryptHashes(text string, th float64, r *rule, hits []hit) []hit {
 		if strings.Count(text[j:e], "$") < 2 || last == j {
 			continue
 		}
-		digest := text[last+1 : e]
+		// The digest ends where crypt's alphabet does (an /etc/shadow
+		// line goes on with ":19000:0:99999:7:::").
+		de := last + 1
+		for de < e && (isWordByte(text[de]) && text[de] != '_' || text[de] == '.' || text[de] == '/' || text[de] == '+' || text[de] == '=') {
+			de++
+		}
+		digest := text[last+1 : de]
 		if len(digest) < 22 || !isHashField(digest) || entropy(digest) < math.Min(th, math.Log2(float64(len(digest)))-0.7) {
 			continue
 		}
-		hits = append(hits, hit{i, e, r})
-		off = e
+		hits = append(hits, hit{i, de, r})
+		off = de
 	}
 	return hits
 }
@@ -273,23 +294,26 @@ func isHashField(v string) bool {
 // digits alone. A generated token has long segments that mix cases and
 // digits freely.
 func isSlug(v string) bool {
-	segs := 0
-	for seg := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == '/' }) {
-		segs++
-		digits := 0
-		for i := 0; i < len(seg); i++ {
-			c := seg[i]
-			switch {
-			case c >= '0' && c <= '9':
-				digits++
-			case c >= 'a' && c <= 'z':
-			default:
-				return false
+	segs, digits, n := 0, 0, 0
+	for i := 0; i <= len(v); i++ {
+		if i == len(v) || v[i] == '_' || v[i] == '-' || v[i] == '.' || v[i] == '/' {
+			if n > 0 {
+				segs++
+				if digits > 2 && digits < n {
+					return false
+				}
 			}
+			digits, n = 0, 0
+			continue
 		}
-		if digits > 2 && digits < len(seg) {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c >= 'a' && c <= 'z':
+		default:
 			return false
 		}
+		n++
 	}
 	return segs >= 3
 }
@@ -303,4 +327,47 @@ func accountScheme(v string) bool {
 		i++
 	}
 	return i >= 6 && i < len(v) && isSeparator(v[i])
+}
+
+// camelWords reports a name made of words with digits among them
+// ("2024Q3ResultsPresentationFinal", "loadTokenizerV2FromCache"): most of
+// its letters are in runs that read as words, a capital then two or more
+// lower-case letters, or three or more lower-case letters. In a random
+// base62 token such runs are rare and short.
+func camelWords(v string) bool {
+	letters, wordy := 0, 0
+	for i := 0; i < len(v); {
+		c := v[i]
+		if !isLetter(c) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(v) && v[j] >= 'a' && v[j] <= 'z' {
+			j++
+		}
+		n := j - i
+		letters += n
+		if c >= 'A' && c <= 'Z' && n >= 3 || c >= 'a' && c <= 'z' && n >= 3 {
+			wordy += n
+		}
+		i = j
+	}
+	return letters > 0 && wordy*10 >= letters*7
+}
+
+// inURLAt reports whether offset i is inside a URL: a "://" precedes it
+// in the same space- and quote-free stretch.
+func inURLAt(s string, i int) bool {
+	for k := i - 1; k >= 2 && i-k < 512; k-- {
+		switch s[k] {
+		case ' ', '\t', '\n', '\r', '"', '\'', '`':
+			return false
+		case '/':
+			if s[k-2:k+1] == "://" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -114,7 +114,7 @@ var formatFamilies = []string{
 // those removed from their own families' folds.
 var genericRules = []string{
 	"generic-password", "generic-secret", "generic-key", "generic-password-prose", "generic-prefixed-token",
-	"generic-url-token", "generic-near-token", "generic-crypt-hash",
+	"generic-url-token", "generic-near-token", "generic-crypt-hash", "generic-pgpass",
 	"connection-uri", "url-credentials", "odbc-password", "http-bearer", "http-basic", "http-auth-scheme",
 	"curl-user", "netrc",
 }

@@ -137,9 +137,10 @@ func (r *rule) openMatch(text string, ks, ke int) int {
 			return ks
 		}
 	case "generic-near-token":
-		if nearOpen(text, ke) {
-			return ke
-		}
+		// Its token is one run of token bytes after the word: a run that
+		// ended was judged for good, and one that runs to the end of the
+		// text is the text's last token, which Hold keeps anyway.
+		return len(text)
 	case "generic-url-token":
 		if urlOpen(text, ks) {
 			return ks
