@@ -371,3 +371,47 @@ func inURLAt(s string, i int) bool {
 	}
 	return false
 }
+
+// matchCLIPassword finds the password of a command line that passes a user
+// and a password as short flags: "-u admin -p s3cr3t!" (PsExec and many
+// other tools), "-u root -pS3cret" (mysql). A value without a digit or a
+// symbol is left alone: after "-p" it is as often the next argument
+// ("mysql -u root -p mydb" prompts for the password).
+func matchCLIPassword(s string, ks, ke int, _ float64) (int, int, bool) {
+	if ks > 0 && s[ks-1] != ' ' && s[ks-1] != '\t' {
+		return 0, 0, false
+	}
+	i := skipSpaces(s, ke)
+	j := i
+	for j < len(s) && j-i < 64 && !isValueStop(s[j]) {
+		j++
+	}
+	k := skipSpaces(s, j)
+	if j == i || k == j || !strings.HasPrefix(s[k:], "-p") {
+		return 0, 0, false
+	}
+	k = skipSpaces(s, k+2)
+	e := k
+	for e < len(s) && e-k < 128 && !isValueStop(s[e]) {
+		e++
+	}
+	v := s[k:e]
+	if len(v) < 4 || v[0] == '-' || v[0] == '%' || !hasDigitOrSymbol(v) || isPort(v) || notLiteral(assignment{key: "p"}, v) {
+		return 0, 0, false
+	}
+	return k, e, true
+}
+
+// isPort reports a port or a port mapping ("8080", "8080:80", "127.0.0.1:5432").
+func isPort(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !(c >= '0' && c <= '9' || c == ':' || c == '.' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// literalPassword reports a quoted password literal that is not a
+// placeholder or a reference (see notLiteral).
+func literalPassword(v string) bool { return !notLiteral(assignment{quoted: true}, v) }

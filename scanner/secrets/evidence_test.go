@@ -35,6 +35,9 @@ func TestGenericEvidence(t *testing.T) {
 		{"escaped key body", `"-----BEGIN ACME PRIVATE KEY-----\r\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB\r\n"`, "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB"},
 		{"hex secret", "acme_secret: 9f3e5a0c7b1d46e2\n", "9f3e5a0c7b1d46e2"},
 		{"dotted key value", `ACME_SERVICE_KEY="eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZSJ9.Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5"`, "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZSJ9.Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5"},
+		{"cli user and password", `system("acmeexec \\\\10.0.0.7 -u Administrator -p dev_adm1n shutdown")`, "dev_adm1n"},
+		{"mysql glued password", "mysql -h db -u root -pS3cr3t!x app", "S3cr3t!x"},
+		{"credential constructor", `var c = new UsernamePasswordCredentials("svc", "Wint3r!2024");`, "Wint3r!2024"},
 		// Shapes that say "credential" without a label.
 		{"prefixed token", "try acme_live_" + tok + " on staging", "acme_live_" + tok},
 		{"glued prefix and hex", "the key dapx0f3e5a0c7b1d46e29a8b7c6d5e4f3a2b1 was revoked", "dapx0f3e5a0c7b1d46e29a8b7c6d5e4f3a2b1"},
@@ -64,6 +67,10 @@ func TestGenericEvidence(t *testing.T) {
 		{"account scheme", `ACME_STREAM_KEY = "126031192_IgvUabrXbWSihj2ENnA59G1F8"`, ""},
 		{"path after word", "secret stored at /var/lib/acme/credentials/svc-8fQ2xLm9Rt4Wv7Yb3Nc6", ""},
 		{"url after word", "token endpoint https://auth.acme.test/oauth2/v1/token?client=8fQ2xLm9Rt4Wv7Yb3Nc6", ""},
+		{"mysql prompts", "mysql -u root -p mydb < dump.sql", ""},
+		{"docker port", "docker run -u 1000 -p 8080:80 nginx", ""},
+		{"cli password from env", "acmeexec -u admin -p %ADMIN_PW% run", ""},
+		{"credential constructor with variables", "new NetworkCredential(user, password)", ""},
 		{"shell positional dollars", `echo "$1$2$3" and $HOME$PATH`, ""},
 		{"php variables", `$user$password = $a . $b;`, ""},
 	}

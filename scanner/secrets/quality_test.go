@@ -88,7 +88,7 @@ var derivedFrom = map[string][]string{
 	"password-hash-crypt": {"pwhash"}, "password-hash-krb5": {"krb5"}, "psexec": {"psexec"},
 	"vmware-viserver": {"vmware"}, "netrc": {"netrc"}, "curl-user": {"http"},
 	"dotnet-network-credential": {"generic"}, "dotnet-directory-entry": {"generic"},
-	"generic-crypt-hash": {"pwhash", "krb5"},
+	"generic-crypt-hash": {"pwhash", "krb5"}, "generic-cli-password": {"psexec"}, "generic-credential-call": {"generic"},
 }
 
 // formatFamilies are the families whose rules implement a format shared
@@ -114,7 +114,8 @@ var formatFamilies = []string{
 // those removed from their own families' folds.
 var genericRules = []string{
 	"generic-password", "generic-secret", "generic-key", "generic-password-prose", "generic-prefixed-token",
-	"generic-url-token", "generic-near-token", "generic-crypt-hash", "generic-pgpass",
+	"generic-url-token", "generic-near-token", "generic-crypt-hash", "generic-pgpass", "generic-cli-password",
+	"generic-credential-call",
 	"connection-uri", "url-credentials", "odbc-password", "http-bearer", "http-basic", "http-auth-scheme",
 	"curl-user", "netrc",
 }
