@@ -46,7 +46,7 @@ var nearByte = func() (t [256]bool) {
 // matchNear finds a generated-looking token that follows a credential word
 // [ks, ke) within nearWindow bytes.
 func matchNear(s string, ks, ke int, th float64) (int, int, bool) {
-	if !nearWordAlone(s, ks, ke) || nearPublic(s, ks) {
+	if !nearWordAlone(s, ks, ke) {
 		return 0, 0, false
 	}
 	end := min(len(s), ke+nearWindow)
@@ -87,14 +87,23 @@ func matchNear(s string, ks, ke int, th float64) (int, int, bool) {
 		runs++
 		// The run ends where a value would: trailing padding stays, a
 		// trailing dot or dash does not.
-		v := strings.TrimRight(s[i:j], ".-")
+		ve := j
+		for ve > i && (s[ve-1] == '.' || s[ve-1] == '-') {
+			ve--
+		}
+		v := s[i:ve]
 		// Paths, fragments, URLs and data URIs ("data:image/png;base64,")
 		// hold random-looking runs that are not credentials.
 		if inURL || i > 0 && isPathByte(s[i-1]) || strings.HasSuffix(s[max(0, i-7):i], "base64,") {
 			i = j
 			continue
 		}
-		if len(v) >= minNearLen && looksRandom(v, th) && !sshPublicKey(s, i) {
+		if len(v) >= minNearLen && looksRandom(v, th) {
+			// Judged last, as few words are followed by a token: the
+			// word names a public key, or the token is one.
+			if nearPublic(s, ks) || sshPublicKey(s, i) {
+				return 0, 0, false
+			}
 			return i, i + len(v), true
 		}
 		i = j
