@@ -19,7 +19,7 @@ import (
 var nearWords = []string{
 	"token", "secret", "password", "passwd", "passphrase", "apikey", "api_key", "api-key", "unseal", "credential", "auth",
 	"bearer", "private key", "private_key", "privatekey", "access_key", "accesskey", "auth_key", "license_key",
-	"client_key", "signing_key", "key",
+	"client_key", "signing_key", "license", "access", "key",
 }
 
 // nearWindow is how far past its word a token may start, and nearRuns how
