@@ -94,7 +94,7 @@ func matchNear(s string, ks, ke int, th float64) (int, int, bool) {
 		v := s[i:ve]
 		// Paths, fragments, URLs and data URIs ("data:image/png;base64,")
 		// hold random-looking runs that are not credentials.
-		if inURL || i > 0 && isPathByte(s[i-1]) || strings.HasSuffix(s[max(0, i-7):i], "base64,") {
+		if inURL || i > 0 && isPathByte(s[i-1]) || strings.HasSuffix(s[max(0, i-7):i], "base64,") || digestLabel(s, i) {
 			i = j
 			continue
 		}
@@ -115,6 +115,11 @@ func matchNear(s string, ks, ke int, th float64) (int, int, bool) {
 // or the last part of a name (api_token, clientSecret, PRIVATE KEY), not
 // a piece of a longer word (monkey, keyboard, tokenizer, secretary).
 func nearWordAlone(s string, ks, ke int) bool {
+	if ks > 0 && s[ks-1] == '/' || ke < len(s) && s[ke] == '/' {
+		// A path segment ("cloud.google.com/go/auth v0.23.3 h1:...")
+		// names a module or a route, not a credential.
+		return false
+	}
 	if ke < len(s) && isLetter(s[ke]) {
 		// A plural ("tokens", "keys") names credentials in general.
 		return false
@@ -340,9 +345,10 @@ func accountScheme(v string) bool {
 
 // camelWords reports a name made of words with digits among them
 // ("2024Q3ResultsPresentationFinal", "loadTokenizerV2FromCache"): most of
-// its letters are in runs that read as words, a capital then two or more
-// lower-case letters, or three or more lower-case letters. In a random
-// base62 token such runs are rare and short.
+// its letters are in runs of four or more that read as words, a capital
+// or a lower-case letter then lower-case letters. In a random base62
+// token such runs are rare: most of its letters stand in runs of one to
+// three.
 func camelWords(v string) bool {
 	letters, wordy := 0, 0
 	for i := 0; i < len(v); {
@@ -357,7 +363,7 @@ func camelWords(v string) bool {
 		}
 		n := j - i
 		letters += n
-		if c >= 'A' && c <= 'Z' && n >= 3 || c >= 'a' && c <= 'z' && n >= 3 {
+		if n >= 4 {
 			wordy += n
 		}
 		i = j
@@ -424,3 +430,16 @@ func isPort(v string) bool {
 // literalPassword reports a quoted password literal that is not a
 // placeholder or a reference (see notLiteral).
 func literalPassword(v string) bool { return !notLiteral(assignment{quoted: true}, v) }
+
+// digestLabel reports a run that a digest's algorithm labels: "h1:" (go.sum),
+// "sha256:", "sha512-" (npm integrity), "md5=".
+func digestLabel(s string, i int) bool {
+	if i < 3 || !(s[i-1] == ':' || s[i-1] == '-' || s[i-1] == '=') {
+		return false
+	}
+	j := i - 1
+	for j > 0 && i-j < 10 && (isLetter(s[j-1]) || s[j-1] >= '0' && s[j-1] <= '9') {
+		j--
+	}
+	return j < i-1 && isIDPrefix(s[j:i-1]) || s[j:i-1] == "h1"
+}

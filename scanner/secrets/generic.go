@@ -242,7 +242,7 @@ func isReferenceName(key string) bool {
 var placeholders = []string{
 	"null", "none", "nil", "true", "false", "undefined", "empty", "string", "str", "bool", "boolean",
 	"int", "number", "any", "object", "text", "varchar", "required", "optional", "char", "bytes",
-	"password", "passwd", "pass", "pwd", "secret", "token", "changeme", "redacted", "hidden", "masked",
+	"password", "passwd", "pass", "pwd", "secret", "token", "changeme", "redacted", "hidden", "masked", "value",
 	"your_password", "yourpassword", "your-password", "your_token", "your_api_key", "your-api-key",
 }
 
@@ -330,6 +330,11 @@ func matchPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 	}
 	v := s[a.vs:a.ve]
 	if len(v) < 4 || notLiteral(a, v) {
+		return 0, 0, false
+	}
+	if !a.quoted && isCamelIdent(v) && (a.op == ":=" || len(v) > ke-ks && strings.EqualFold(v[:ke-ks], s[ks:ke])) {
+		// pass := passBlocking, pass = passDeferred: an unquoted camelCase
+		// name declared in Go or named after the key is a variable.
 		return 0, 0, false
 	}
 	if !a.quoted && (a.op == ":" || a.op == "==" || a.op == "is") && (len(v) < 8 || !hasDigitOrSymbol(v)) {
@@ -635,4 +640,17 @@ func matchJWTSecret(s string, ks, ke int, _ float64) (int, int, bool) {
 // hasWordFold reports whether s has word w, in any ASCII case, at i.
 func hasWordFold(s string, i int, w string) bool {
 	return i+len(w) <= len(s) && strings.EqualFold(s[i:i+len(w)], w)
+}
+
+// isCamelIdent reports a camelCase name of letters only ("passDeferred").
+func isCamelIdent(v string) bool {
+	hump := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !isLetter(c) {
+			return false
+		}
+		hump = hump || i > 0 && c >= 'A' && c <= 'Z' && v[i-1] >= 'a' && v[i-1] <= 'z'
+	}
+	return hump && v[0] >= 'a' && v[0] <= 'z'
 }

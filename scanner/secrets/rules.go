@@ -334,7 +334,7 @@ func buildRules() []rule {
 			`(?i)(?:credentials?|authentication)\(\s*["'][^"'\n]{1,64}["']\s*,\s*["']([^"'\n]{4,128})["']`), literalPassword),
 		{id: "generic-password-prose", group: groupGeneric, kind: "PASSWORD", keywords: []string{"password"}, anchored: true,
 			re:    re(`^(?i)password(?:\s+for\s+(?:the\s+)?user\s+["'\x60][^"'\x60\n]{1,64}["'\x60])?\s+is\s+["'\x60]([^"'\x60\s]{3,64})["'\x60]`),
-			after: 160, score: 0.6, priority: 2},
+			check: literalPassword, after: 160, score: 0.6, priority: 2},
 	}
 	return rs
 }
