@@ -82,6 +82,11 @@ func matchNear(s string, ks, ke int, th float64) (int, int, bool) {
 		}
 		j := i
 		for j < len(s) && j-i < maxQuoted && nearByte[s[j]] {
+			// '=' inside a run assigns ("args=my_key2=my_value2");
+			// only a run's trailing '=' is base64 padding.
+			if s[j] == '=' && j+1 < len(s) && nearByte[s[j+1]] && s[j+1] != '=' {
+				break
+			}
 			j++
 		}
 		runs++
@@ -94,7 +99,7 @@ func matchNear(s string, ks, ke int, th float64) (int, int, bool) {
 		v := s[i:ve]
 		// Paths, fragments, URLs and data URIs ("data:image/png;base64,")
 		// hold random-looking runs that are not credentials.
-		if inURL || i > 0 && isPathByte(s[i-1]) || strings.HasSuffix(s[max(0, i-7):i], "base64,") || digestLabel(s, i) {
+		if inURL || i > 0 && isPathByte(s[i-1]) || strings.HasSuffix(s[max(0, i-7):i], "base64,") || digestLabel(s, i) || idPrefixed(v) {
 			i = j
 			continue
 		}
@@ -167,7 +172,7 @@ func containsFold(s, w string) bool {
 // length and alphabet has. A hex-only token must be 32 or longer: shorter
 // hex is a commit or a short hash far more often than a key.
 func looksRandom(v string, th float64) bool {
-	if isUUIDShaped(v) || isSequential(v) || isWordy(v) || isFileName(v) || strings.Count(v, "/") > 2 || isSlug(v) || accountScheme(v) || camelWords(v) {
+	if isUUIDShaped(v) || isSequential(v) || isWordy(v) || isFileName(v) || strings.Count(v, "/") > 2 || isSlug(v) || accountScheme(v) || codeName(v) {
 		return false
 	}
 	var lower, upper, digits, letters int
@@ -343,13 +348,13 @@ func accountScheme(v string) bool {
 	return i >= 6 && i < len(v) && isSeparator(v[i])
 }
 
-// camelWords reports a name made of words with digits among them
-// ("2024Q3ResultsPresentationFinal", "loadTokenizerV2FromCache"): most of
-// its letters are in runs of four or more that read as words, a capital
-// or a lower-case letter then lower-case letters. In a random base62
-// token such runs are rare: most of its letters stand in runs of one to
-// three.
-func camelWords(v string) bool {
+// wordShare is the share of v's letters that stand in runs reading as
+// words: four or more letters, a capital or a lower-case letter then
+// lower-case letters ("Field", "descriptor"). In a random base62 token
+// such runs are rare: most of its letters stand in runs of one to three.
+// (Runs of capitals are not counted: base64 of binary data has long ones,
+// "AAAAAB".)
+func wordShare(v string) float64 {
 	letters, wordy := 0, 0
 	for i := 0; i < len(v); {
 		c := v[i]
@@ -368,7 +373,69 @@ func camelWords(v string) bool {
 		}
 		i = j
 	}
-	return letters > 0 && wordy*10 >= letters*7
+	if letters == 0 {
+		return 0
+	}
+	return float64(wordy) / float64(letters)
+}
+
+// camelWords reports a name made of words with digits among them
+// ("2024Q3ResultsPresentationFinal", "setTokenFieldRFC3339"): half its
+// letters or more read as words (see wordShare).
+func camelWords(v string) bool { return wordShare(v) >= 0.5 }
+
+// codeName reports a qualified or compound name from code
+// ("x509.ExtKeyUsageServerAuth", "pkcs11.CKM_ECDH1_DERIVE",
+// "descriptor.FieldDescriptorProto_TYPE_SFIXED32",
+// "telemetry-destinations-2026-08-11"): every part between separators is
+// a number, a one-case word with a digit run or two, or camelCase words.
+// The parts of a generated token mix cases and digits at random.
+func codeName(v string) bool {
+	start := 0
+	for i := 0; i <= len(v); i++ {
+		if i < len(v) && strings.IndexByte("._-/+", v[i]) < 0 {
+			continue
+		}
+		if seg := v[start:i]; seg != "" && !identPart(seg) {
+			return false
+		}
+		start = i + 1
+	}
+	return true
+}
+
+// identPart reports one part of a code name (see codeName).
+func identPart(seg string) bool {
+	var lower, upper, digits, digitRuns int
+	for i := 0; i < len(seg); i++ {
+		switch c := seg[i]; {
+		case c >= 'a' && c <= 'z':
+			lower++
+		case c >= 'A' && c <= 'Z':
+			upper++
+		case c >= '0' && c <= '9':
+			digits++
+			if i == 0 || seg[i-1] < '0' || seg[i-1] > '9' {
+				digitRuns++
+			}
+		default:
+			return false
+		}
+	}
+	switch {
+	case digits == len(seg):
+		// A number, a date part, a version.
+		return len(seg) <= 14
+	case upper == 0 || lower == 0:
+		// "linkedca", "ed25519", "chacha20poly1305", "SFIXED32".
+		return len(seg) <= 24 && (digits <= 3 || digitRuns <= 2)
+	case len(seg) <= 8:
+		// "Udp6", "5Pro2026": too short to tell; the other parts decide.
+		return true
+	default:
+		w := wordShare(seg)
+		return digits <= 8 && (w >= 0.5 || len(seg) <= 12 && w >= 0.4)
+	}
 }
 
 // inURLAt reports whether offset i is inside a URL: a "://" precedes it
@@ -442,4 +509,15 @@ func digestLabel(s string, i int) bool {
 		j--
 	}
 	return j < i-1 && isIDPrefix(s[j:i-1]) || s[j:i-1] == "h1"
+}
+
+// idPrefixed reports a run that an identifier or digest prefix starts
+// ("msg_2KWPBg...", "sha512-ojme..."): see idPrefixes.
+func idPrefixed(v string) bool {
+	for i := 1; i < len(v) && i <= 9; i++ {
+		if isSeparator(v[i]) || v[i] == ':' {
+			return isIDPrefix(v[:i])
+		}
+	}
+	return false
 }

@@ -145,7 +145,7 @@ func prefixedToken(text string, i, j int, th float64) (int, int, bool) {
 	// The random part starts right after the prefix: a short segment
 	// there ("live_126031192_...", "AQAAUPJ-iQc.") is an identifier
 	// scheme, not a provider prefix.
-	if alnum < 20 || first < 12 || !digit || isUUIDShaped(body) || camelWords(body) {
+	if alnum < 20 || first < 12 || !digit || isUUIDShaped(body) || codeName(run) {
 		return 0, 0, false
 	}
 	// A hex body is a digest unless it is long; other bodies must mix
