@@ -427,7 +427,11 @@ func identPart(seg string) bool {
 		// A number, a date part, a version.
 		return len(seg) <= 14
 	case upper == 0 || lower == 0:
-		// "linkedca", "ed25519", "chacha20poly1305", "SFIXED32".
+		// "linkedca", "s2av2pb", "SFIXED32", "chacha20poly1305", and
+		// hex-lettered "ed25519"; not "f59dffd2" (hex digits at random).
+		if digits > 0 && isHex(seg) {
+			return digitRuns == 1 && (seg[0] <= '9' || seg[len(seg)-1] <= '9')
+		}
 		return len(seg) <= 24 && (digits <= 3 || digitRuns <= 2)
 	case len(seg) <= 8:
 		// "Udp6", "5Pro2026": too short to tell; the other parts decide.

@@ -165,6 +165,11 @@ func notLiteral(a assignment, v string) bool {
 		if a.quoted {
 			return true
 		}
+	case '*':
+		// *config.Password: a pointer dereference.
+		if !a.quoted && len(v) > 1 && isLetter(v[1]) {
+			return true
+		}
 	case '#':
 		if len(v) > 1 && (v[1] == '{' || isSelector(v[1:])) {
 			return true
@@ -219,8 +224,10 @@ func isReference(v string) bool {
 }
 
 // referenceSuffixes end names whose value says where or which secret,
-// not what it is: PASSWORD_FILE, jwt_secret_name, api_key_id, token_url.
-var referenceSuffixes = []string{"file", "path", "name", "env", "ref", "arn", "url", "uri", "id", "type", "length", "len", "policy", "field", "label"}
+// not what it is: PASSWORD_FILE, jwt_secret_name, api_key_id, token_url;
+// or holds a whole connection string (password-conn-string), whose
+// password its own rules judge.
+var referenceSuffixes = []string{"file", "path", "name", "env", "ref", "arn", "url", "uri", "id", "type", "length", "len", "policy", "field", "label", "string", "conn"}
 
 // isReferenceName reports a name ending in a referenceSuffixes word after
 // a separator or a camelCase boundary.
@@ -332,6 +339,11 @@ func matchPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 	if len(v) < 4 || notLiteral(a, v) {
 		return 0, 0, false
 	}
+	if a.op == "" && (s[a.vs-1] == '`' || strings.EqualFold(a.key, "pass")) {
+		// "pass `next_page` to ...", "supports `Expect`": without an
+		// operator, a word followed by a code span is prose.
+		return 0, 0, false
+	}
 	if !a.quoted && isCamelIdent(v) && (a.op == ":=" || len(v) > ke-ks && strings.EqualFold(v[:ke-ks], s[ks:ke])) {
 		// pass := passBlocking, pass = passDeferred: an unquoted camelCase
 		// name declared in Go or named after the key is a variable.
@@ -355,7 +367,7 @@ func matchSecret(s string, ks, ke int, th float64) (int, int, bool) {
 		return 0, 0, false
 	}
 	v := s[a.vs:a.ve]
-	if len(v) < 10 || !isTokenChars(v) || !hasDigit(v) || isWordy(v) {
+	if len(v) < 10 || !isTokenChars(v) || !hasDigit(v) || isWordy(v) || codeName(v) {
 		return 0, 0, false
 	}
 	if entropy(v) < entropyNeeded(v, th) || isSequential(v) || notLiteral(a, v) {
