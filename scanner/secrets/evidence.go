@@ -99,11 +99,11 @@ func matchNear(s string, ks, ke int, th float64) (int, int, bool) {
 		v := s[i:ve]
 		// Paths, fragments, URLs and data URIs ("data:image/png;base64,")
 		// hold random-looking runs that are not credentials.
-		if inURL || i > 0 && isPathByte(s[i-1]) || strings.HasSuffix(s[max(0, i-7):i], "base64,") || digestLabel(s, i) || idPrefixed(v) {
+		if len(v) < minNearLen || inURL || i > 0 && isPathByte(s[i-1]) || strings.HasSuffix(s[max(0, i-7):i], "base64,") || digestLabel(s, i) || idPrefixed(v) {
 			i = j
 			continue
 		}
-		if len(v) >= minNearLen && looksRandom(v, th) {
+		if looksRandom(v, th) {
 			// Judged last, as few words are followed by a token: the
 			// word names a public key, or the token is one.
 			if nearPublic(s, ks) || sshPublicKey(s, i) {

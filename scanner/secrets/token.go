@@ -165,9 +165,8 @@ func prefixedToken(text string, i, j int, th float64) (int, int, bool) {
 func isSeparator(c byte) bool { return c == '_' || c == '-' || c == '.' }
 
 func isIDPrefix(p string) bool {
-	lp := lowerASCII(p)
 	for _, w := range idPrefixes {
-		if lp == w {
+		if len(p) == len(w) && strings.EqualFold(p, w) {
 			return true
 		}
 	}
