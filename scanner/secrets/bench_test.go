@@ -78,6 +78,7 @@ func keywordDense() string {
 		"the key point is that every secret rotates weekly",
 		"mysql -u root -p appdb < dump.sql",
 		"cache_key = f\"user:{user_id}:profile\"",
+		"token usage for MSG_2KWPBgLlAfxdpx2AI54pPJ85f4W was 1532",
 	}
 	for b.Len() < 2048 {
 		for _, l := range lines {
