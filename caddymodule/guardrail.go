@@ -137,6 +137,10 @@ func (g *GuardrailHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ c
 	who, err := g.app.auth.Authenticate(guardrailToken(r))
 	if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
 		g.logger.Error("checking a guardrail token", zap.Error(err))
+		if rf := g.app.storeRefusal(err, ""); rf.status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", rf.retryAfter)
+			return g.refuse(w, rf.reason, &guardrail.Error{Status: rf.status, Code: rf.code, Message: "Promptwall cannot reach its store right now; retry shortly."})
+		}
 		return g.refuse(w, "", &guardrail.Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "The token could not be checked."})
 	}
 	if err != nil {
@@ -166,9 +170,10 @@ func (g *GuardrailHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ c
 	}
 	res, err := g.app.shared.store.Reserve(r.Context())
 	if err != nil {
-		g.logger.Error("refusing guardrail check: record queue full", zap.Error(err))
-		w.Header().Set("Retry-After", "1")
-		return g.refuse(w, "store_full", &guardrail.Error{Status: http.StatusServiceUnavailable, Code: "service_unavailable",
+		g.logger.Error("refusing guardrail check: its record cannot be queued", zap.Error(err))
+		rf := g.app.reserveRefusal(err)
+		w.Header().Set("Retry-After", rf.retryAfter)
+		return g.refuse(w, rf.reason, &guardrail.Error{Status: rf.status, Code: rf.code,
 			Message: "Promptwall cannot record checks right now; retry shortly."})
 	}
 	id := store.NewID()
