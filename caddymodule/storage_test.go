@@ -180,3 +180,31 @@ func TestStoragePostgresOpen(t *testing.T) {
 		t.Fatalf("opening an unreachable server: %v (unavailable: %v)", err, dead.Unavailable(err))
 	}
 }
+
+// A reload that changes durability changes it on the open store: the
+// gateway's outage guard wraps the store but must not hide its settings.
+func TestActivateSetsDurability(t *testing.T) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	path, _ := json.Marshal(filepath.Join(t.TempDir(), "pw.db"))
+	a := &App{StorageRaw: path, VerdictCacheBytes: 1 << 20, durability: store.DurabilitySync}
+	a.logger, a.metrics = ctx.Logger(), getMetrics()
+	if err := a.provisionStorage(ctx); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := a.openShared(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Destruct()
+	a.shared = shared
+	for _, d := range []store.Durability{store.DurabilityBatched, store.DurabilitySync} {
+		a.durability = d
+		if err := a.activate(); err != nil {
+			t.Fatal(err)
+		}
+		if got := shared.engine.(*store.Store).Durability(); got != d {
+			t.Fatalf("after activating durability %s the store has %s", d, got)
+		}
+	}
+}
