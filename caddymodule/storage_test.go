@@ -208,3 +208,38 @@ func TestActivateSetsDurability(t *testing.T) {
 		}
 	}
 }
+
+// retention with a negative value keeps records forever: an old record
+// survives the sweep a store runs when it opens.
+func TestNegativeRetentionKeepsRecords(t *testing.T) {
+	path, _ := json.Marshal(filepath.Join(t.TempDir(), "pw.db"))
+	old := store.Timestamp(time.Now().AddDate(-1, 0, 0))
+	for i, retention := range []time.Duration{-1, -1, 24 * time.Hour} {
+		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+		a := &App{StorageRaw: path, VerdictCacheBytes: 1 << 20, Retention: caddy.Duration(retention), durability: store.DurabilitySync}
+		a.logger, a.metrics = ctx.Logger(), getMetrics()
+		if err := a.provisionStorage(ctx); err != nil {
+			t.Fatal(err)
+		}
+		shared, err := a.openShared(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if err := shared.store.Put(ctx, &store.Prompt{ID: "old-record", OrgID: "o1", Type: "prompt", ReceivedAt: old}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = shared.store.GetPrompt("old-record")
+		if retention < 0 && err != nil {
+			t.Fatalf("open %d, retention %s: a year-old record is gone: %v", i, retention, err)
+		}
+		if retention > 0 && !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("retention %s kept a year-old record: %v", retention, err)
+		}
+		if err := shared.Destruct(); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+	}
+}
