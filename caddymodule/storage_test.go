@@ -82,7 +82,7 @@ func TestStorageBoltForms(t *testing.T) {
 	if err != nil || got != path {
 		t.Fatalf("StoragePath of storage bolt = %q, %v", got, err)
 	}
-	if _, err := StoragePath(json.RawMessage(`{"storage":{"engine":"postgres","dsn":"x"}}`)); err == nil || !strings.Contains(err.Error(), "bbolt files only") {
+	if _, err := StoragePath(json.RawMessage(`{"storage":{"engine":"postgres","dsn":"x"}}`)); err == nil || !strings.Contains(err.Error(), "not in a bbolt file") {
 		t.Fatalf("StoragePath of storage postgres: %v", err)
 	}
 }
