@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/promptwall/promptwall/auth"
+	"github.com/promptwall/promptwall/internal/reqhead"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/store"
 )
@@ -152,6 +153,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	rw.Header().Set("Content-Type", jsonContentType)
 	rw.Header().Set("Cache-Control", "no-store")
+	if msg := reqhead.Check(r); msg != "" {
+		writeError(rw, &apiError{status: http.StatusRequestHeaderFieldsTooLarge, code: reqhead.Code, message: msg})
+		return
+	}
 
 	p, aerr := h.authenticate(r)
 	if aerr != nil {
