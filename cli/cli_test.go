@@ -139,8 +139,12 @@ func TestUserAndTokenLifecycle(t *testing.T) {
 		want string
 	}{
 		{"unknown org", func() error { return UserAdd(&out, Database{Path: path}, UserAddArgs{Org: "nope", Email: "a@b"}) }, "no organization"},
-		{"duplicate email", func() error { return UserAdd(&out, Database{Path: path}, UserAddArgs{Org: "default", Email: "OPS@example.com"}) }, "already exists"},
-		{"bad role", func() error { return UserAdd(&out, Database{Path: path}, UserAddArgs{Org: "default", Email: "x@y", Role: "root"}) }, "role"},
+		{"duplicate email", func() error {
+			return UserAdd(&out, Database{Path: path}, UserAddArgs{Org: "default", Email: "OPS@example.com"})
+		}, "already exists"},
+		{"bad role", func() error {
+			return UserAdd(&out, Database{Path: path}, UserAddArgs{Org: "default", Email: "x@y", Role: "root"})
+		}, "role"},
 		{"unknown user", func() error { return UserBlock(&out, Database{Path: path}, "default", "who@example.com", true) }, "no user"},
 		{"token for unknown user", func() error { return TokenCreate(&out, Database{Path: path}, "default", "who@example.com", "") }, "no user"},
 		{"revoke twice", func() error { return TokenRevoke(&out, Database{Path: path}, tokenID) }, "no such token"},
