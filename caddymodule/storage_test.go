@@ -243,3 +243,34 @@ func TestNegativeRetentionKeepsRecords(t *testing.T) {
 		cancel()
 	}
 }
+
+// The gateway's refusals when the store fails: an unreachable server is
+// 503 store_unavailable (retry), a full queue 503 store_full, anything
+// else 500.
+func TestStoreRefusals(t *testing.T) {
+	a := &App{shared: &sharedState{health: newStoreHealth(new(PostgresStorage))}}
+	refused := &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}
+	tests := []struct {
+		name       string
+		refuse     func(error) *refusal
+		err        error
+		wantStatus int
+		wantCode   string
+	}{
+		{name: "token check, server unreachable", refuse: func(err error) *refusal { return a.storeRefusal(err, "x") }, err: refused, wantStatus: 503, wantCode: "store_unavailable"},
+		{name: "token check, other failure", refuse: func(err error) *refusal { return a.storeRefusal(err, "x") }, err: errors.New("corrupt"), wantStatus: 500, wantCode: "internal_error"},
+		{name: "reserve, outage known", refuse: a.reserveRefusal, err: errStoreUnavailable, wantStatus: 503, wantCode: "store_unavailable"},
+		{name: "reserve, queue full", refuse: a.reserveRefusal, err: store.ErrQueueFull, wantStatus: 503, wantCode: "service_unavailable"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rf := tc.refuse(tc.err)
+			if rf.status != tc.wantStatus || rf.code != tc.wantCode {
+				t.Fatalf("got %d %s, want %d %s", rf.status, rf.code, tc.wantStatus, tc.wantCode)
+			}
+			if (rf.status == 503) != (rf.retryAfter != "") {
+				t.Fatalf("status %d with Retry-After %q", rf.status, rf.retryAfter)
+			}
+		})
+	}
+}
