@@ -21,8 +21,6 @@ type commitGate struct {
 	*caddyhttp.ResponseWriterWrapper
 	last [1]byte
 	held bool
-	// wait returns once a reservation's record is durable; nil: its Wait.
-	wait func(context.Context, *store.Reservation) error
 }
 
 // open reserves the record's place (reserve) and returns the writer the
@@ -47,7 +45,7 @@ func (h *Handler) gateWrites(w http.ResponseWriter) (http.ResponseWriter, *commi
 	if h.app.durability != store.DurabilitySync {
 		return w, nil
 	}
-	g := &commitGate{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, wait: h.app.waitDurable}
+	g := &commitGate{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
 	return g, g
 }
 
@@ -73,11 +71,7 @@ func (g *commitGate) Write(b []byte) (int, error) {
 // aborted, so the client sees a failed request rather than a complete
 // answer with no record.
 func (g *commitGate) release(ctx context.Context, res *store.Reservation, log *zap.Logger) {
-	wait := res.Wait
-	if g.wait != nil {
-		wait = func(ctx context.Context) error { return g.wait(ctx, res) }
-	}
-	if err := wait(ctx); err != nil {
+	if err := res.Wait(ctx); err != nil {
 		log.Error("aborting the answer: its record was not committed", zap.Error(err))
 		panic(http.ErrAbortHandler)
 	}

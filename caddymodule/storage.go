@@ -250,15 +250,10 @@ func (a *App) reserveRefusal(err error) *refusal {
 		message: "The gateway cannot record requests right now; retry shortly.", retryAfter: "1"}
 }
 
-// waitDurable returns once the record committed through res is durable. The
-// bbolt store tracks each reservation; other engines are asked to sync
-// everything committed so far, which includes it.
-func (a *App) waitDurable(ctx context.Context, res *store.Reservation) error {
-	if _, ok := a.shared.engine.(*store.Store); ok {
-		return res.Wait(ctx)
-	}
-	if a.durability != store.DurabilitySync {
-		return nil
-	}
-	return a.shared.store.Sync(ctx)
+// lockerOf is the store's Locker, through which work that must run once
+// across instances (scheduled campaigns) takes turns; nil when the engine
+// has none.
+func lockerOf(b store.Backend) store.Locker {
+	l, _ := b.(store.Locker)
+	return l
 }

@@ -115,6 +115,7 @@ func (p *PostgresStorage) OpenStore(ctx context.Context, o StorageOptions) (stor
 		MaxConns:    int32(p.MaxConns),
 		QueueSize:   o.QueueSize,
 		EnqueueWait: o.EnqueueWait,
+		Durability:  o.Durability,
 		Retention:   o.Retention,
 		Observer:    o.Observer,
 		Logger:      o.Logger,
@@ -122,18 +123,11 @@ func (p *PostgresStorage) OpenStore(ctx context.Context, o StorageOptions) (stor
 	if err != nil {
 		return nil, fmt.Errorf("storage postgres: opening the database (within open_timeout %s): %w", o.OpenTimeout, err)
 	}
-	// Asserted, not declared: the PostgreSQL store gains the parts of
-	// store.Backend one by one.
-	backend, ok := any(&pgBackend{Store: st}).(store.Backend)
-	if !ok {
-		_ = st.Close()
-		return nil, errors.New("storage postgres: this build's PostgreSQL store holds records only, not yet identities, chats and campaigns")
-	}
 	getPoolMetrics().watch(st.Pool())
 	cfg := st.Pool().Config().ConnConfig
 	o.Logger.Info("promptwall store opened", zap.String("engine", "postgres"),
 		zap.String("host", cfg.Host), zap.Uint16("port", cfg.Port), zap.String("database", cfg.Database))
-	return backend, nil
+	return &pgBackend{Store: st}, nil
 }
 
 // pgBackend stops the pool's metrics when the store closes.
@@ -310,4 +304,6 @@ var (
 	_ StorageEngine          = (*PostgresStorage)(nil)
 	_ unavailabilityReporter = (*PostgresStorage)(nil)
 	_ prometheus.Collector   = (*poolMetrics)(nil)
+	_ store.Backend          = (*pgBackend)(nil)
+	_ store.Locker           = (*pgBackend)(nil)
 )

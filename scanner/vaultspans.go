@@ -57,3 +57,27 @@ func (v *Vault) Longest() int {
 	defer v.mu.Unlock()
 	return v.longest
 }
+
+// Open returns the offset of the placeholder beginning that text ends with
+// ("[EMAIL_ADD"), or len(text) when it ends with none. A streamed answer
+// holds its text from there until the placeholder is complete or turns
+// out not to be one: its first bytes must not leave before the value that
+// replaces it is known.
+func (v *Vault) Open(text string) int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.byPH) == 0 {
+		return len(text)
+	}
+	for i := max(0, len(text)-v.longest+1); i < len(text); i++ {
+		if text[i] != '[' {
+			continue
+		}
+		for ph := range v.byPH {
+			if strings.HasPrefix(ph, text[i:]) {
+				return i
+			}
+		}
+	}
+	return len(text)
+}

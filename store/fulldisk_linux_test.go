@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/promptwall/promptwall/internal/testdisk"
 	"github.com/promptwall/promptwall/store"
 )
 
@@ -41,42 +42,6 @@ func (o *diskObserver) Committed(_ int, _ time.Duration, err error) {
 	}
 }
 
-// smallDisk mounts a tmpfs of size bytes on a temporary directory, or skips
-// the test when this process may not mount (it needs root, as in CI).
-func smallDisk(t *testing.T, size int) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
-		t.Skipf("cannot mount a %d-byte tmpfs for the full-disk test (needs root with CAP_SYS_ADMIN; CI runs as root): %v", size, err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmounting the test tmpfs %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
-// fill writes a ballast file until the filesystem holding dir is full.
-func fill(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "ballast")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("filling the disk: %v", err)
-			}
-			return path
-		}
-	}
-}
-
 // A real disk that fills up: commits fail with ENOSPC and are retried,
 // the failures are reported, in sync mode no record is acknowledged while
 // they fail, and once space returns every queued record is committed and
@@ -88,7 +53,7 @@ func TestFullDiskRealFilesystem(t *testing.T) {
 }
 
 func fullDisk(t *testing.T, durability store.Durability) {
-	dir := smallDisk(t, 4<<20)
+	dir := testdisk.Small(t, 4<<20)
 	obs := &diskObserver{failed: make(chan struct{}, 1)}
 	path := filepath.Join(dir, "pw.db")
 	opts := store.Options{Path: path, Retention: -1, Durability: durability, Observer: obs, DrainTimeout: time.Minute}
@@ -109,7 +74,7 @@ func fullDisk(t *testing.T, durability store.Durability) {
 	if err := put(ctx, s, "before the disk filled"); err != nil {
 		t.Fatal(err)
 	}
-	ballast := fill(t, dir)
+	ballast := testdisk.Fill(t, dir)
 
 	// Records large enough that bbolt must write new pages for them.
 	const n = 40

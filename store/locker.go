@@ -28,7 +28,7 @@ func (s *Store) TryLock(ctx context.Context, name string) (release func(), ok bo
 		return nil, false, err
 	}
 	select {
-	case <-s.closingCh:
+	case <-s.q.Closing():
 		return nil, false, ErrClosed
 	default:
 	}

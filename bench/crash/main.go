@@ -63,7 +63,7 @@ func run(runs int, load time.Duration, clients int, rates []float64, pairs int, 
 	if bin, err = gw.Build(bin, tmp); err != nil {
 		return err
 	}
-	up, err := gw.Upstream()
+	up, _, err := gw.Upstream()
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,7 @@ func main() {
 	grace := flag.Duration("grace", 0, "the http app's grace_period (0: Caddy's default)")
 	only := flag.String("variant", "", "run only this variant (keepalive, idempotent, close)")
 	plain := flag.Bool("plain", false, "proxy without the promptwall handler and app, to tell Caddy's share of the errors from ours")
+	check := flag.Bool("check", false, "exit 1 when a failure is the gateway's own: a request forwarded but not answered, a 5xx, a failed reload or a panic")
 	migrate := flag.Bool("migrate", false, "set net.ipv4.tcp_migrate_req=1 for the run (root, Linux 5.14+), restoring it after")
 	bin := flag.String("bin", "", "caddy binary with promptwall (default: build ./cmd/caddy)")
 	flag.Parse()
@@ -55,7 +56,7 @@ func main() {
 			}
 			defer restore()
 		}
-		return run(*d, *every, *clients, *mode, *grace, *only, *plain, *bin)
+		return run(*d, *every, *clients, *mode, *grace, *only, *plain, *check, *bin)
 	}()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reload:", err)
@@ -75,7 +76,7 @@ var variants = []variant{
 	{"close", "no keep-alive", false, false},
 }
 
-func run(d, every time.Duration, clients int, mode string, grace time.Duration, only string, plain bool, bin string) error {
+func run(d, every time.Duration, clients int, mode string, grace time.Duration, only string, plain, check bool, bin string) error {
 	tmp, err := os.MkdirTemp("", "promptwall-reload-")
 	if err != nil {
 		return err
@@ -84,7 +85,7 @@ func run(d, every time.Duration, clients int, mode string, grace time.Duration, 
 	if bin, err = gw.Build(bin, tmp); err != nil {
 		return err
 	}
-	up, err := gw.Upstream()
+	up, served, err := gw.Upstream()
 	if err != nil {
 		return err
 	}
@@ -94,12 +95,14 @@ func run(d, every time.Duration, clients int, mode string, grace time.Duration, 
 	}
 	fmt.Printf("reload under load: %d clients, a config reload every %s for %s per variant, %s, grace_period %s, net.ipv4.tcp_migrate_req %s\n\n",
 		clients, every, d, what, grace, migrateReq())
-	fmt.Println("| client | requests | ok | errors | rate | reloads | errors by kind |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+	fmt.Println("| client | requests | ok | errors | rate | forwarded - ok | reloads | errors by kind |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	var failed []string
 	for _, v := range variants {
 		if only != "" && v.name != only {
 			continue
 		}
+		before := served.Load()
 		r, err := runVariant(bin, filepath.Join(tmp, v.name), up, mode, grace, plain, v, clients, d, every)
 		if err != nil {
 			return err
@@ -112,11 +115,27 @@ func run(d, every time.Duration, clients int, mode string, grace time.Duration, 
 		for _, k := range slices.Sorted(maps.Keys(r.errors)) {
 			kinds = append(kinds, fmt.Sprintf("%s %d", k, r.errors[k]))
 		}
-		fmt.Printf("| %s | %d | %d | %d | %.3f%% | %d (%d failed) | %s |\n", v.label, r.requests, r.requests-errs, errs,
-			100*float64(errs)/float64(max(r.requests, 1)), r.reloads, r.reloadFailures, strings.Join(kinds, ", "))
+		// Requests the upstream answered but the client did not get: a
+		// request lost inside the gateway after forwarding shows here.
+		lost := served.Load() - before - int64(r.requests-errs)
+		fmt.Printf("| %s | %d | %d | %d | %.3f%% | %d | %d (%d failed) | %s |\n", v.label, r.requests, r.requests-errs, errs,
+			100*float64(errs)/float64(max(r.requests, 1)), lost, r.reloads, r.reloadFailures, strings.Join(kinds, ", "))
 		if r.panics > 0 {
 			fmt.Printf("\n%d panics in the gateway's log\n", r.panics)
 		}
+		fives := 0
+		for k, n := range r.errors {
+			if strings.HasPrefix(k, "status 5") {
+				fives += n
+			}
+		}
+		if check && (lost != 0 || fives != 0 || r.reloadFailures != 0 || r.panics != 0) {
+			failed = append(failed, fmt.Sprintf("%s: %d forwarded but not answered, %d 5xx, %d failed reloads, %d panics",
+				v.label, lost, fives, r.reloadFailures, r.panics))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("failures of the gateway's own:\n%s", strings.Join(failed, "\n"))
 	}
 	return nil
 }

@@ -136,6 +136,15 @@ func (r *rule) openMatch(text string, ks, ke int) int {
 		if jwtSecretOpen(text, ke) {
 			return ks
 		}
+	case "generic-near-token":
+		// Its token is one run of token bytes after the word: a run that
+		// ended was judged for good, and one that runs to the end of the
+		// text is the text's last token, which Hold keeps anyway.
+		return len(text)
+	case "generic-cli-password":
+		if cliOpen(text, ke) {
+			return ks
+		}
 	case "generic-url-token":
 		if urlOpen(text, ks) {
 			return ks
@@ -187,6 +196,30 @@ func jwtSecretOpen(s string, ke int) bool {
 		}
 	}
 	return ke+48 > len(s)
+}
+
+// cliOpen tells whether matchCLIPassword, after "-u " ending at ke, ran
+// out of text before it could decide: the user, the "-p" flag or the
+// value may still be completed.
+func cliOpen(s string, ke int) bool {
+	i := skipSpaces(s, ke)
+	j := i
+	for j < len(s) && j-i < 64 && !isValueStop(s[j]) {
+		j++
+	}
+	k := skipSpaces(s, j)
+	if k >= len(s)-1 {
+		return true
+	}
+	if j == i || k == j || !strings.HasPrefix(s[k:], "-p") {
+		return false
+	}
+	k = skipSpaces(s, k+2)
+	e := k
+	for e < len(s) && e-k < 128 && !isValueStop(s[e]) {
+		e++
+	}
+	return e == len(s)
 }
 
 // urlOpen tells whether the URL whose "://" is at ks runs to the end of
@@ -259,7 +292,7 @@ func assignmentOpen(s string, ks, ke int) bool {
 	}
 	if q := s[j]; isQuote(q) {
 		end := j + 1
-		for end < len(s) && end-j < 256 && s[end] != q && s[end] != '\n' {
+		for end < len(s) && end-j < maxQuoted && s[end] != q && s[end] != '\n' {
 			end++
 		}
 		return end == len(s)
@@ -293,3 +326,18 @@ func partialOf(r *rule) *scanner.Partial {
 }
 
 var _ scanner.Holder = (*Scanner)(nil)
+
+// lookbehind is what Scan reads before a release point. A match starts
+// after it (Hold) except for the first letters of its token, released as
+// a plain word (at most twelve and a punctuation mark): a token turns
+// non-plain at most once, and is held from its start from then on. What
+// Scan reads before a match lies in the same token: the rest of a key name
+// that ends in a keyword, a URI's scheme before "://", the byte before a
+// keyword for \b. Those bytes are in the held token or in its released
+// plain beginning, so 32 bytes cover them with room to spare.
+const lookbehind = 32
+
+// Lookbehind implements scanner.Lookbehinder.
+func (s *Scanner) Lookbehind() int { return lookbehind }
+
+var _ scanner.Lookbehinder = (*Scanner)(nil)

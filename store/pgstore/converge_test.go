@@ -208,3 +208,26 @@ func TestLockAcrossInstances(t *testing.T) {
 	}
 	releaseB() // closing an already dead session is harmless
 }
+
+// TestCloseFreesLocks: locks an instance still holds when it closes are
+// freed for the others, and a closed instance takes no more.
+func TestCloseFreesLocks(t *testing.T) {
+	dsn, key := freshSchema(t), randomKey()
+	a := openTest(t, Options{DSN: dsn, CursorKey: key})
+	b := openTest(t, Options{DSN: dsn, CursorKey: key})
+	ctx := context.Background()
+	if _, ok, err := a.TryLock(ctx, "campaign:held"); err != nil || !ok {
+		t.Fatalf("TryLock = %v, %v", ok, err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	release, ok, err := b.TryLock(ctx, "campaign:held")
+	if err != nil || !ok {
+		t.Fatalf("TryLock after the holder closed = %v, %v; want the lock", ok, err)
+	}
+	release()
+	if _, _, err := a.TryLock(ctx, "campaign:other"); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("TryLock on a closed store: %v, want ErrClosed", err)
+	}
+}

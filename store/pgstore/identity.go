@@ -209,26 +209,27 @@ func (s *Store) PutUser(u *store.User) error { return s.writeUser(u, store.Write
 // CreateUser creates a new user, as store.Store.CreateUser.
 func (s *Store) CreateUser(u *store.User) error { return s.writeUser(u, store.WriteCreate) }
 
-func (s *Store) getUser(what, where string, args ...any) (*store.User, error) {
-	u := new(store.User)
-	err := s.read("get user", func(ctx context.Context, q querier) error {
-		return getJSON(q.QueryRow(ctx, `SELECT body FROM promptwall_users `+where, args...), u, "user", what)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
-}
-
 // GetUser returns the user with that id, or store.ErrNotFound.
 func (s *Store) GetUser(id string) (*store.User, error) {
-	return s.getUser(id, "WHERE id = $1", id)
+	return getByID[store.User](s, "promptwall_users", "user", id)
 }
 
 // GetUserByEmail returns the user of org with that e-mail (compared
 // case-insensitively), or store.ErrNotFound.
 func (s *Store) GetUserByEmail(orgID, email string) (*store.User, error) {
-	return s.getUser(email+" in org "+orgID, "WHERE org_id = $1 AND email_key = $2", orgID, store.FoldName(email))
+	u := new(store.User)
+	err := s.read("get user", func(ctx context.Context, q querier) error {
+		err := getJSON(q.QueryRow(ctx, `SELECT body FROM promptwall_users WHERE org_id = $1 AND email_key = $2`,
+			orgID, store.FoldName(email)), u, "user", email)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("%w: user %q in org %q", store.ErrNotFound, email, orgID)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
 }
 
 // BlockUser blocks (or unblocks) a user, as store.Store.BlockUser.
@@ -267,11 +268,11 @@ func (s *Store) ListUsers(q store.UserQuery) (store.UserPage, error) {
 			}
 			rows, err := s.pool.Query(ctx, sql+` ORDER BY id `+order+` LIMIT `+strconv.Itoa(userChunk), args...)
 			if err != nil {
-				return err
+				return wrapDB("list users", err)
 			}
 			users, err := collect[store.User](rows, "user")
 			if err != nil {
-				return err
+				return wrapDB("list users", err)
 			}
 			for _, u := range users {
 				if !fn(u) {

@@ -25,7 +25,7 @@ const lockKey = `hashtextextended('promptwall.lock:' || current_schema() || ':' 
 // lock is lost with it.
 func (s *Store) TryLock(ctx context.Context, name string) (release func(), ok bool, err error) {
 	select {
-	case <-s.closingCh:
+	case <-s.q.Closing():
 		return nil, false, store.ErrClosed
 	default:
 	}
@@ -50,7 +50,42 @@ func (s *Store) TryLock(ctx context.Context, name string) (release func(), ok bo
 		return nil, false, nil
 	}
 	var once sync.Once
-	return func() { once.Do(closeConn) }, true, nil
+	release = func() {
+		once.Do(func() {
+			s.locksMu.Lock()
+			delete(s.locks, conn)
+			s.locksMu.Unlock()
+			closeConn()
+		})
+	}
+	s.locksMu.Lock()
+	if s.locks == nil {
+		s.locks = make(map[*pgx.Conn]func())
+	}
+	s.locks[conn] = release
+	s.locksMu.Unlock()
+	// Close may have freed the held locks while this one was being taken.
+	select {
+	case <-s.q.Closing():
+		release()
+		return nil, false, store.ErrClosed
+	default:
+	}
+	return release, true, nil
+}
+
+// releaseLocks frees the locks still held when the store closes, so that
+// a holder that never released cannot keep them past the instance.
+func (s *Store) releaseLocks() {
+	s.locksMu.Lock()
+	held := make([]func(), 0, len(s.locks))
+	for _, release := range s.locks {
+		held = append(held, release)
+	}
+	s.locksMu.Unlock()
+	for _, release := range held {
+		release()
+	}
 }
 
 var _ store.Locker = (*Store)(nil)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,18 +37,20 @@ func Build(bin, dir string) (string, error) {
 }
 
 // Upstream serves Completion on a loopback port until the process exits
-// and returns its host:port.
-func Upstream() (string, error) {
+// and returns its host:port and the count of requests it answered.
+func Upstream() (string, *atomic.Int64, error) {
 	up, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	served := new(atomic.Int64)
 	go http.Serve(up, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, Completion)
 	}))
-	return up.Addr().String(), nil
+	return up.Addr().String(), served, nil
 }
 
 // FreePort returns a loopback port that was free a moment ago.
