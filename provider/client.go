@@ -134,24 +134,44 @@ func (c *Client) Send(ctx context.Context, cfg *Config, msgs []Message) (Result,
 		}
 		return Result{}, fail(ErrTemplate, 0, "%v", err)
 	}
+	res, body, err := c.fetch(ctx, req, cfg.Name, timeout, fail)
+	if err != nil {
+		return res, err
+	}
+	res.Raw = []byte(mask(string(body)))
+	return decodeAnswer(cfg, res, body, fail)
+}
 
+// failFunc builds an *Error of one provider: its name first, its secrets
+// masked.
+type failFunc func(kind error, status int, format string, args ...any) *Error
+
+// fetch sends req (whose context carries the call's timeout) without
+// following redirects and reads the answer, capped at the client's limit.
+// A failure is ErrTimeout when the call's own deadline passed, the error
+// of ctx (the caller's) when the caller went away, and ErrUpstream
+// otherwise.
+func (c *Client) fetch(ctx context.Context, req *http.Request, name string, timeout time.Duration, fail failFunc) (Result, []byte, error) {
 	hc := http.Client{}
 	if c.HTTP != nil {
 		hc = *c.HTTP
 	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	timedOut := func() bool {
-		return errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	failed := func(status int, what string, err error) error {
+		switch {
+		case errors.Is(req.Context().Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+			if status == 0 {
+				return fail(ErrTimeout, 0, "no answer within %s", timeout)
+			}
+			return fail(ErrTimeout, status, "answer not complete within %s", timeout)
+		case ctx.Err() != nil:
+			return fmt.Errorf("provider %q: %w", name, ctx.Err())
+		}
+		return fail(ErrUpstream, status, "%s: %v", what, err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		if timedOut() {
-			return Result{}, fail(ErrTimeout, 0, "no answer within %s", timeout)
-		}
-		if ctx.Err() != nil {
-			return Result{}, fmt.Errorf("provider %q: %w", cfg.Name, ctx.Err())
-		}
-		return Result{}, fail(ErrUpstream, 0, "cannot reach the provider: %v", err)
+		return Result{}, nil, failed(0, "cannot reach the provider", err)
 	}
 	defer resp.Body.Close()
 	limit := c.MaxResponseBytes
@@ -161,28 +181,27 @@ func (c *Client) Send(ctx context.Context, cfg *Config, msgs []Message) (Result,
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	res := Result{Status: resp.StatusCode}
 	if err != nil {
-		if timedOut() {
-			return res, fail(ErrTimeout, resp.StatusCode, "answer not complete within %s", timeout)
-		}
-		if ctx.Err() != nil {
-			return res, fmt.Errorf("provider %q: %w", cfg.Name, ctx.Err())
-		}
-		return res, fail(ErrUpstream, resp.StatusCode, "reading the answer: %v", err)
+		return res, nil, failed(resp.StatusCode, "reading the answer", err)
 	}
 	if int64(len(body)) > limit {
-		return res, fail(ErrUpstream, resp.StatusCode, "the answer exceeds %d bytes", limit)
+		return res, nil, fail(ErrUpstream, resp.StatusCode, "the answer exceeds %d bytes", limit)
 	}
-	res.Raw = []byte(mask(string(body)))
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return res, fail(ErrUpstream, resp.StatusCode, "the provider answered HTTP %d", resp.StatusCode)
+	return res, body, nil
+}
+
+// decodeAnswer reads a provider's answer into res: the custom template's
+// response output, or the answer in the provider's native format.
+func decodeAnswer(cfg *Config, res Result, body []byte, fail failFunc) (Result, error) {
+	if res.Status < 200 || res.Status > 299 {
+		return res, fail(ErrUpstream, res.Status, "the provider answered HTTP %d", res.Status)
 	}
 	if !json.Valid(body) {
-		return res, fail(ErrUpstream, resp.StatusCode, "the answer is not JSON")
+		return res, fail(ErrUpstream, res.Status, "the answer is not JSON")
 	}
 	if cfg.Type == TypeCustom {
 		v, err := extract(body, cfg.Template.Outputs["response"])
 		if err != nil {
-			return res, fail(ErrUpstream, resp.StatusCode, "outputs.response: %v", err)
+			return res, fail(ErrUpstream, res.Status, "outputs.response: %v", err)
 		}
 		res.Text = v
 		res.Conversation = &scanner.Conversation{Messages: []scanner.Message{{Role: scanner.RoleAssistant, Text: v}}}
@@ -190,11 +209,11 @@ func (c *Client) Send(ctx context.Context, cfg *Config, msgs []Message) (Result,
 	}
 	f, err := format.ByName(nativeFormat(cfg.Type))
 	if err != nil {
-		return res, fail(ErrUpstream, resp.StatusCode, "%v", err)
+		return res, fail(ErrUpstream, res.Status, "%v", err)
 	}
 	conv, err := f.ParseResponse(body)
 	if err != nil {
-		return res, fail(ErrUpstream, resp.StatusCode, "the answer is not a %s answer: %v", cfg.Type, err)
+		return res, fail(ErrUpstream, res.Status, "the answer is not a %s answer: %v", cfg.Type, err)
 	}
 	texts := make([]string, 0, len(conv.Messages))
 	for _, m := range conv.Messages {
