@@ -240,72 +240,11 @@ func nativeFormat(typ string) string {
 // template for custom. Template headers and query params apply to both.
 func (c *Client) build(ctx context.Context, cfg *Config, msgs []Message) (*http.Request, error) {
 	r := &renderer{cfg: cfg, msgs: msgs}
-	var (
-		rawURL      string
-		method      = http.MethodPost
-		body        []byte
-		contentType = "application/json"
-		err         error
-	)
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL(cfg.Type)
-	}
-	switch cfg.Type {
-	case TypeCustom:
-		t := &cfg.Template
-		if rawURL, err = r.render(t.URL, "template.url", modeURL); err != nil {
-			return nil, err
-		}
-		if t.Method != "" {
-			method = strings.ToUpper(t.Method)
-		}
-		switch {
-		case t.JSON != "":
-			s, err := r.render(t.JSON, "template.json", modeJSON)
-			if err != nil {
-				return nil, err
-			}
-			if !json.Valid([]byte(s)) {
-				return nil, &templateError{"template.json does not render to valid JSON"}
-			}
-			body = []byte(s)
-		case t.Body != "":
-			s, err := r.render(t.Body, "template.body", modeRaw)
-			if err != nil {
-				return nil, err
-			}
-			body = []byte(s)
-			contentType = "text/plain; charset=utf-8"
-		default:
-			contentType = ""
-		}
-	case TypeOpenAI:
-		rawURL = base + "/chat/completions"
-		body, err = json.Marshal(map[string]any{"model": cfg.Model, "messages": nonNil(msgs)})
-	case TypeAzureOpenAI:
-		v := DefaultAzureAPIVersion
-		if s, ok := cfg.Inputs["api_version"].(string); ok && s != "" {
-			v = s
-		}
-		rawURL = base + "/openai/deployments/" + url.PathEscape(cfg.Model) + "/chat/completions?api-version=" + url.QueryEscape(v)
-		body, err = json.Marshal(map[string]any{"messages": nonNil(msgs)})
-	case TypeOllama:
-		rawURL = base + "/api/chat"
-		body, err = json.Marshal(map[string]any{"model": cfg.Model, "messages": nonNil(msgs), "stream": false})
-	case TypeAnthropic:
-		rawURL = base + "/v1/messages"
-		body, err = json.Marshal(anthropicBody(cfg, msgs))
-	case TypeGemini:
-		rawURL = base + "/models/" + url.PathEscape(cfg.Model) + ":generateContent"
-		body, err = json.Marshal(geminiBody(msgs))
-	default:
-		return nil, fmt.Errorf("type %q cannot be sent", cfg.Type)
-	}
+	out, err := outgoingOf(cfg, r, msgs)
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(rawURL)
+	u, err := url.Parse(out.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &templateError{"the provider URL is not an absolute http(s) URL"}
 	}
@@ -321,16 +260,105 @@ func (c *Client) build(ctx context.Context, cfg *Config, msgs []Message) (*http.
 		u.RawQuery = q.Encode()
 	}
 	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+	if out.body != nil {
+		rd = bytes.NewReader(out.body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	req, err := http.NewRequestWithContext(ctx, out.method, u.String(), rd)
 	if err != nil {
 		return nil, &templateError{"the request cannot be built: " + err.Error()}
 	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+	if out.contentType != "" {
+		req.Header.Set("Content-Type", out.contentType)
 	}
+	if err := setHeaders(req, cfg, r); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// outgoing is what a request to a provider carries before its query
+// parameters and headers.
+type outgoing struct {
+	method, url, contentType string
+	body                     []byte
+}
+
+// outgoingOf is the request of a provider type: its native API's, or for
+// a custom provider its template's.
+func outgoingOf(cfg *Config, r *renderer, msgs []Message) (outgoing, error) {
+	out := outgoing{method: http.MethodPost, contentType: "application/json"}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL(cfg.Type)
+	}
+	var err error
+	switch cfg.Type {
+	case TypeCustom:
+		return customOutgoing(&cfg.Template, r)
+	case TypeOpenAI:
+		out.url = base + "/chat/completions"
+		out.body, err = json.Marshal(map[string]any{"model": cfg.Model, "messages": nonNil(msgs)})
+	case TypeAzureOpenAI:
+		v := DefaultAzureAPIVersion
+		if s, ok := cfg.Inputs["api_version"].(string); ok && s != "" {
+			v = s
+		}
+		out.url = base + "/openai/deployments/" + url.PathEscape(cfg.Model) + "/chat/completions?api-version=" + url.QueryEscape(v)
+		out.body, err = json.Marshal(map[string]any{"messages": nonNil(msgs)})
+	case TypeOllama:
+		out.url = base + "/api/chat"
+		out.body, err = json.Marshal(map[string]any{"model": cfg.Model, "messages": nonNil(msgs), "stream": false})
+	case TypeAnthropic:
+		out.url = base + "/v1/messages"
+		out.body, err = json.Marshal(anthropicBody(cfg, msgs))
+	case TypeGemini:
+		out.url = base + "/models/" + url.PathEscape(cfg.Model) + ":generateContent"
+		out.body, err = json.Marshal(geminiBody(msgs))
+	default:
+		return out, fmt.Errorf("type %q cannot be sent", cfg.Type)
+	}
+	return out, err
+}
+
+// customOutgoing renders a custom provider's template: its URL, method,
+// and a JSON body (which must render to valid JSON), a plain-text body, or
+// none.
+func customOutgoing(t *Template, r *renderer) (outgoing, error) {
+	out := outgoing{method: http.MethodPost, contentType: "application/json"}
+	var err error
+	if out.url, err = r.render(t.URL, "template.url", modeURL); err != nil {
+		return out, err
+	}
+	if t.Method != "" {
+		out.method = strings.ToUpper(t.Method)
+	}
+	switch {
+	case t.JSON != "":
+		s, err := r.render(t.JSON, "template.json", modeJSON)
+		if err != nil {
+			return out, err
+		}
+		if !json.Valid([]byte(s)) {
+			return out, &templateError{"template.json does not render to valid JSON"}
+		}
+		out.body = []byte(s)
+	case t.Body != "":
+		s, err := r.render(t.Body, "template.body", modeRaw)
+		if err != nil {
+			return out, err
+		}
+		out.body = []byte(s)
+		out.contentType = "text/plain; charset=utf-8"
+	default:
+		out.contentType = ""
+	}
+	return out, nil
+}
+
+// setHeaders sets the provider's key header (native types), the
+// Anthropic version, and the template's headers, none of which may render
+// to a value with a line break.
+func setHeaders(req *http.Request, cfg *Config, r *renderer) error {
 	req.Header.Set("Accept", "application/json")
 	if name, prefix := SecretHeader(cfg.Type); name != "" && cfg.Type != TypeCustom {
 		if key := cfg.Secrets[SecretAPIKey]; key != "" {
@@ -343,14 +371,14 @@ func (c *Client) build(ctx context.Context, cfg *Config, msgs []Message) (*http.
 	for k, v := range cfg.Template.Headers {
 		s, err := r.render(v, "template.headers."+k, modeRaw)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if strings.ContainsAny(s, "\r\n") {
-			return nil, &templateError{"template.headers." + k + " renders to a value with a line break"}
+			return &templateError{"template.headers." + k + " renders to a value with a line break"}
 		}
 		req.Header.Set(k, s)
 	}
-	return req, nil
+	return nil
 }
 
 func nonNil(m []Message) []Message {
