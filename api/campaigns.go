@@ -48,68 +48,6 @@ func (h *Handler) registerCampaigns(cfg Config) {
 	h.mux.Handle("POST /backend/v1/campaign-runs/{campaignRunId}/cancel", h.route(h.cancelCampaignRun))
 }
 
-// CampaignRun is the spec's CampaignRun, exactly its fields.
-type CampaignRun struct {
-	ID         string          `json:"id"`
-	Name       string          `json:"name"`
-	CampaignID string          `json:"campaignId"`
-	ScheduleID string          `json:"scheduleId"`
-	CreatedAt  store.Timestamp `json:"createdAt"`
-	CreatedBy  string          `json:"createdBy"`
-	StartAt    store.Timestamp `json:"startAt"`
-	Status     string          `json:"status"`
-	Progress   float64         `json:"progress"`
-	Total      string          `json:"total"`
-	CASIScore  string          `json:"CASIScore"`
-	AttackRuns []AttackRun     `json:"attackRuns"`
-}
-
-// AttackRun is the spec's AttackRun.
-type AttackRun struct {
-	ID         string         `json:"id"`
-	ProviderID string         `json:"providerId"`
-	Progress   float64        `json:"progress"`
-	Total      string         `json:"total"`
-	ErrorCount int            `json:"errorCount"`
-	Attack     Attack         `json:"attack"`
-	Events     []AttackEvent  `json:"events"`
-	Results    []AttackResult `json:"results"`
-	// Target (extension) is "provider" or "endpoint:<name>": whether the
-	// attacks went straight to the provider or through that endpoint.
-	Target string `json:"target"`
-}
-
-// Attack is the spec's Attack.
-type Attack struct {
-	Pack       string   `json:"pack"`
-	Severity   int      `json:"severity"`
-	Technique  string   `json:"technique"`
-	Vector     string   `json:"vector"`
-	Converters []string `json:"converters"`
-}
-
-// AttackEvent is an item of AttackRun.events.
-type AttackEvent struct {
-	CreatedAt store.Timestamp `json:"createdAt"`
-	Event     string          `json:"event"`
-}
-
-// AttackResult is the spec's AttackResult.
-type AttackResult struct {
-	Conversation      []store.ChatMessage `json:"conversation"`
-	ConversationSteps int                 `json:"conversationSteps"`
-	Converter         string              `json:"converter"`
-	Error             string              `json:"error"`
-	ErrorSummary      string              `json:"errorSummary"`
-	Fingerprint       string              `json:"fingerprint"`
-	Intent            string              `json:"intent"`
-	IntentCategory    string              `json:"intentCategory"`
-	Vulnerable        bool                `json:"vulnerable"`
-	// Outcome (extension) is vulnerable, resisted, blocked (by the
-	// endpoint, request or answer) or error.
-	Outcome string `json:"outcome"`
-}
-
 // CampaignRunList is the response of GET /backend/v1/campaign-runs.
 type CampaignRunList struct {
 	CampaignRuns []CampaignRun  `json:"campaignRuns"`
@@ -125,66 +63,11 @@ type CampaignRunResponse struct {
 	CampaignRun CampaignRun `json:"campaignRun"`
 }
 
-// campaignView is a campaign in the campaigns map. The system prompt is
-// left out: it is the campaign's test fixture, not something every
-// member of the org needs to read.
-type campaignView struct {
-	ID         string          `json:"id"`
-	Name       string          `json:"name"`
-	Providers  []string        `json:"providers"`
-	Packs      []string        `json:"packs"`
-	Converters []string        `json:"converters"`
-	Schedule   string          `json:"schedule"`
-	Targets    []string        `json:"targets"`
-	CreatedAt  store.Timestamp `json:"createdAt"`
-	UpdatedAt  store.Timestamp `json:"updatedAt"`
-}
-
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
 	return s
-}
-
-func campaignRunOf(r *store.CampaignRun) CampaignRun {
-	out := CampaignRun{
-		ID: r.ID, Name: r.Name, CampaignID: r.CampaignID, ScheduleID: r.ScheduleID, CreatedAt: r.CreatedAt,
-		CreatedBy: r.CreatedBy, StartAt: r.StartAt, Status: r.Status, Progress: r.Progress, Total: r.Total,
-		CASIScore: r.CASIScore, AttackRuns: make([]AttackRun, 0, len(r.AttackRuns)),
-	}
-	if out.Total == "" {
-		out.Total = "0"
-	}
-	for _, ar := range r.AttackRuns {
-		a := AttackRun{
-			ID: ar.ID, ProviderID: ar.ProviderID, Progress: ar.Progress, Total: ar.Total, ErrorCount: ar.ErrorCount,
-			Attack: Attack{Pack: ar.Attack.Pack, Severity: ar.Attack.Severity, Technique: ar.Attack.Technique,
-				Vector: ar.Attack.Vector, Converters: nonNil(ar.Attack.Converters)},
-			Events:  make([]AttackEvent, 0, len(ar.Events)),
-			Results: make([]AttackResult, 0, len(ar.Results)),
-			Target:  ar.Target,
-		}
-		if a.Total == "" {
-			a.Total = "0"
-		}
-		for _, e := range ar.Events {
-			a.Events = append(a.Events, AttackEvent{CreatedAt: e.CreatedAt, Event: e.Event})
-		}
-		for _, res := range ar.Results {
-			conv := res.Conversation
-			if conv == nil {
-				conv = []store.ChatMessage{}
-			}
-			a.Results = append(a.Results, AttackResult{
-				Conversation: conv, ConversationSteps: res.ConversationSteps, Converter: res.Converter,
-				Error: res.Error, ErrorSummary: res.ErrorSummary, Fingerprint: res.Fingerprint,
-				Intent: res.Intent, IntentCategory: res.IntentCategory, Vulnerable: res.Vulnerable, Outcome: res.Outcome,
-			})
-		}
-		out.AttackRuns = append(out.AttackRuns, a)
-	}
-	return out
 }
 
 // redTeamAllowed answers 403 when the org's redTeam feature is off. No
@@ -301,9 +184,7 @@ func (h *Handler) addRunRefs(out *CampaignRunList, run *store.CampaignRun, inc r
 		c, err := h.store.GetCampaign(run.CampaignID)
 		switch {
 		case err == nil && c.OrgID == p.OrgID:
-			out.Campaigns[c.ID] = campaignView{ID: c.ID, Name: c.Name, Providers: nonNil(c.Providers),
-				Packs: nonNil(c.Packs), Converters: nonNil(c.Converters), Schedule: c.Schedule,
-				Targets: nonNil(c.Targets), CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+			out.Campaigns[c.ID] = campaignViewOf(c)
 		case err != nil && !errors.Is(err, store.ErrNotFound):
 			return internal(err)
 		}

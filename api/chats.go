@@ -9,35 +9,6 @@ import (
 	"github.com/promptwall/promptwall/store"
 )
 
-// Chat is the spec's Chat, exactly its fields.
-type Chat struct {
-	ID               string          `json:"id"`
-	Name             string          `json:"name"`
-	ProjectID        string          `json:"projectId"`
-	PromptID         string          `json:"promptId"`
-	PromptTemplateID string          `json:"promptTemplateId"`
-	UserID           string          `json:"userId"`
-	Starred          bool            `json:"starred"`
-	CreatedAt        store.Timestamp `json:"createdAt"`
-	UpdatedAt        store.Timestamp `json:"updatedAt"`
-	Access           ChatAccess      `json:"access"`
-}
-
-// ChatAccess is Chat.access, served as stored: its wire shape is the
-// spec's.
-type ChatAccess = store.ChatAccess
-
-// chatOf is the one conversion of a stored chat to the spec's: the org is
-// left out, and users is an array even when empty.
-func chatOf(c *store.Chat) Chat {
-	access := c.Access
-	if access.Users == nil {
-		access.Users = []string{}
-	}
-	return Chat{ID: c.ID, Name: c.Name, ProjectID: c.ProjectID, PromptID: c.PromptID, PromptTemplateID: c.PromptTemplateID,
-		UserID: c.UserID, Starred: c.Starred, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Access: access}
-}
-
 // ChatResponse is the response of the chat routes.
 type ChatResponse struct {
 	Chat Chat `json:"chat"`

@@ -7,31 +7,9 @@ import (
 	"github.com/promptwall/promptwall/store"
 )
 
-// Organization is an item of GET /backend/v1/orgs: exactly the spec's
-// fields.
-type Organization struct {
-	ID             string         `json:"id"`
-	Name           string         `json:"name"`
-	AdminRoleID    string         `json:"adminRoleId"`
-	OwnerRoleID    string         `json:"ownerRoleId"`
-	ApplicationURL string         `json:"applicationUrl"`
-	Disabled       bool           `json:"disabled"`
-	HasOwner       bool           `json:"hasOwner"`
-	RequireMFA     bool           `json:"requireMfa"`
-	Entitlements   string         `json:"entitlements"`
-	Features       store.Features `json:"features"`
-}
-
 // OrgList is the response of GET /backend/v1/orgs.
 type OrgList struct {
 	Orgs []Organization `json:"orgs"`
-}
-
-func orgOf(o *store.Org) Organization {
-	return Organization{
-		ID: o.ID, Name: o.Name, AdminRoleID: o.AdminRoleID, OwnerRoleID: o.OwnerRoleID, ApplicationURL: o.ApplicationURL,
-		Disabled: o.Disabled, HasOwner: o.HasOwner, RequireMFA: o.RequireMFA, Entitlements: o.Entitlements, Features: o.Features,
-	}
 }
 
 // listOrgs serves GET /backend/v1/orgs: the caller's organization, and

@@ -9,25 +9,6 @@ import (
 	"github.com/promptwall/promptwall/store"
 )
 
-// Prompt is a memory item of GET /backend/v1/prompts/{id}: exactly the
-// spec's Prompt fields.
-type Prompt struct {
-	ID               string             `json:"id"`
-	ExternalMetadata string             `json:"externalMetadata"`
-	FromTemplate     bool               `json:"fromTemplate"`
-	Input            string             `json:"input"`
-	Memory           string             `json:"memory"`
-	OrgID            string             `json:"orgId"`
-	ParentID         string             `json:"parentId"`
-	Preserve         bool               `json:"preserve"`
-	ProjectID        string             `json:"projectId"`
-	Provider         string             `json:"provider"`
-	ReceivedAt       store.Timestamp    `json:"receivedAt"`
-	Result           store.PromptResult `json:"result"`
-	Type             string             `json:"type"`
-	UserID           string             `json:"userId"`
-}
-
 // PromptResponse is the response of GET /backend/v1/prompts/{id}.
 type PromptResponse struct {
 	// Memory is the conversation from its root to the prompt, oldest first.
@@ -37,20 +18,6 @@ type PromptResponse struct {
 	// PromptScanners is the JSON of the scanner settings that ran, when
 	// fetchScanners=true; otherwise "".
 	PromptScanners string `json:"promptScanners"`
-}
-
-func promptOf(p *store.Prompt, root string) Prompt {
-	memory := p.Memory
-	if memory == "" {
-		// memory is the conversation's root id: the first prompt of its
-		// parentId chain.
-		memory = root
-	}
-	return Prompt{
-		ID: p.ID, ExternalMetadata: p.ExternalMetadata, FromTemplate: p.FromTemplate, Input: p.Input,
-		Memory: memory, OrgID: p.OrgID, ParentID: p.ParentID, Preserve: p.Preserve, ProjectID: p.ProjectID,
-		Provider: p.Provider, ReceivedAt: p.ReceivedAt, Result: p.Result, Type: p.Type, UserID: p.UserID,
-	}
 }
 
 // getPrompt serves GET /backend/v1/prompts/{promptId}.

@@ -88,13 +88,33 @@ type ProviderList struct {
 // while false (the default) filters nothing, since red-team providers are
 // ordinary providers too.
 func (h *Handler) listProviders(w http.ResponseWriter, r *http.Request, p Principal) *apiError {
-	ps, aerr := parseParams(r.URL.RawQuery, providersSingle, nil)
+	q, aerr := h.providerQuery(r, p)
 	if aerr != nil {
 		return aerr
 	}
+	page, err := h.store.ListProviders(q)
+	if err != nil {
+		return listError(err)
+	}
+	out := ProviderList{Next: page.Next, Prev: page.Prev, Providers: make([]json.RawMessage, 0, len(page.Items))}
+	for _, it := range page.Items {
+		out.Providers = append(out.Providers, it.Public)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// providerQuery reads the providers list's parameters. A filter given
+// empty is an error rather than no filter, and endpoint narrows the list
+// to the named endpoint's providers.
+func (h *Handler) providerQuery(r *http.Request, p Principal) (store.ProviderQuery, *apiError) {
 	q := store.ProviderQuery{OrgID: p.OrgID}
+	ps, aerr := parseParams(r.URL.RawQuery, providersSingle, nil)
+	if aerr != nil {
+		return q, aerr
+	}
 	if q.Limit, aerr = ps.intRange("limit", 10, 1, store.MaxLimit); aerr != nil {
-		return aerr
+		return q, aerr
 	}
 	nonEmpty := func(name string) (string, *apiError) {
 		v, ok := ps.str(name)
@@ -108,54 +128,50 @@ func (h *Handler) listProviders(w http.ResponseWriter, r *http.Request, p Princi
 		dst  *string
 	}{{"addedToProjectId", &q.AddedToProjectID}, {"accessibleToProjectId", &q.AccessibleToProjectID}, {"enabledForProjectId", &q.EnabledForProjectID}} {
 		if *f.dst, aerr = nonEmpty(f.name); aerr != nil {
-			return aerr
+			return q, aerr
 		}
 	}
 	group, aerr := nonEmpty("groupId")
 	if aerr != nil {
-		return aerr
+		return q, aerr
 	}
 	if group != "" {
 		if q.AddedToProjectID != "" && q.AddedToProjectID != group {
-			return badParam("groupId", "groupId is the deprecated name of addedToProjectId; they disagree")
+			return q, badParam("groupId", "groupId is the deprecated name of addedToProjectId; they disagree")
 		}
 		q.AddedToProjectID = group
 	}
 	if _, ok := ps.str("availableGlobally"); ok {
 		g, aerr := ps.boolean("availableGlobally", false)
 		if aerr != nil {
-			return aerr
+			return q, aerr
 		}
 		q.AvailableGlobally = &g
 	}
 	if q.ConfigAt, aerr = ps.timestamp("configAt"); aerr != nil {
-		return aerr
+		return q, aerr
 	}
 	if q.RedTeamOnly, aerr = ps.boolean("redTeam", false); aerr != nil {
-		return aerr
-	}
-	if ep, aerr := nonEmpty("endpoint"); aerr != nil {
-		return aerr
-	} else if ep != "" {
-		if h.prompts.screener == nil {
-			return badParam("endpoint", "no endpoints are configured")
-		}
-		e, ok := h.prompts.screener.ScreenEndpoint(ep)
-		if !ok {
-			return badParam("endpoint", "no endpoint has that id or name")
-		}
-		q.FilterNames, q.Names = true, e.Providers
+		return q, aerr
 	}
 	q.Cursor, _ = ps.str("cursor")
-	page, err := h.store.ListProviders(q)
-	if err != nil {
-		return listError(err)
+	ep, aerr := nonEmpty("endpoint")
+	if aerr != nil || ep == "" {
+		return q, aerr
 	}
-	out := ProviderList{Next: page.Next, Prev: page.Prev, Providers: make([]json.RawMessage, 0, len(page.Items))}
-	for _, it := range page.Items {
-		out.Providers = append(out.Providers, it.Public)
+	return q, h.onlyEndpointProviders(&q, ep)
+}
+
+// onlyEndpointProviders narrows q to the providers of the named endpoint.
+func (h *Handler) onlyEndpointProviders(q *store.ProviderQuery, endpoint string) *apiError {
+	if h.prompts.screener == nil {
+		return badParam("endpoint", "no endpoints are configured")
 	}
-	writeJSON(w, http.StatusOK, out)
+	e, ok := h.prompts.screener.ScreenEndpoint(endpoint)
+	if !ok {
+		return badParam("endpoint", "no endpoint has that id or name")
+	}
+	q.FilterNames, q.Names = true, e.Providers
 	return nil
 }
 

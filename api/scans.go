@@ -15,42 +15,11 @@ var (
 	scansMulti  = []string{"outcomes", "endpointId", "projectId", "providerId"}
 )
 
-// Scan is an item of GET /backend/v1/scans: exactly the spec's fields.
-type Scan struct {
-	ID               string          `json:"id"`
-	ExternalMetadata string          `json:"externalMetadata"`
-	Input            string          `json:"input"`
-	Preserve         bool            `json:"preserve"`
-	ProjectID        string          `json:"projectId"`
-	ReceivedAt       store.Timestamp `json:"receivedAt"`
-	Result           ScanResult      `json:"result"`
-	Type             string          `json:"type"`
-	UserID           string          `json:"userId"`
-}
-
-// ScanResult is Scan.result.
-type ScanResult struct {
-	Outcome        string                `json:"outcome"`
-	ScannerResults []store.ScannerResult `json:"scannerResults"`
-}
-
 // ScanList is the response of GET /backend/v1/scans.
 type ScanList struct {
 	Next  string `json:"next"`
 	Prev  string `json:"prev"`
 	Scans []Scan `json:"scans"`
-}
-
-func scanOf(p *store.Prompt) Scan {
-	sr := p.Result.ScannerResults
-	if sr == nil {
-		sr = []store.ScannerResult{}
-	}
-	return Scan{
-		ID: p.ID, ExternalMetadata: p.ExternalMetadata, Input: p.Input, Preserve: p.Preserve,
-		ProjectID: p.ProjectID, ReceivedAt: p.ReceivedAt, Type: p.Type, UserID: p.UserID,
-		Result: ScanResult{Outcome: p.Result.Outcome, ScannerResults: sr},
-	}
 }
 
 // listScans serves GET /backend/v1/scans. Results are

@@ -7,20 +7,6 @@ import (
 	"github.com/promptwall/promptwall/store"
 )
 
-// PromptTemplate is the spec's PromptTemplate, exactly its fields.
-type PromptTemplate struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	ProjectID string          `json:"projectId"`
-	PromptID  string          `json:"promptId"`
-	UserID    string          `json:"userId"`
-	CreatedAt store.Timestamp `json:"createdAt"`
-}
-
-func templateOf(t *store.PromptTemplate) PromptTemplate {
-	return PromptTemplate{ID: t.ID, Name: t.Name, ProjectID: t.ProjectID, PromptID: t.PromptID, UserID: t.UserID, CreatedAt: t.CreatedAt}
-}
-
 // TemplateResponse is the response of POST /backend/v1/prompts/templates.
 type TemplateResponse struct {
 	PromptTemplate PromptTemplate `json:"promptTemplate"`

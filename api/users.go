@@ -2,40 +2,9 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/promptwall/promptwall/store"
 )
-
-// User is an item of GET /backend/v1/users: exactly the spec's fields.
-type User struct {
-	ID    string `json:"id"`
-	Name  string `json:"name"`
-	Email string `json:"email"`
-	// Admin is "true" for owners and admins, "false" for members: the spec
-	// carries it as a string.
-	Admin                string          `json:"admin"`
-	Blocked              bool            `json:"blocked"`
-	Verified             bool            `json:"verified"`
-	Social               bool            `json:"social"`
-	CreatedAt            store.Timestamp `json:"createdAt"`
-	LastInvitationSentAt store.Timestamp `json:"lastInvitationSentAt"`
-	// Org is the id of the user's organization.
-	Org         string   `json:"org"`
-	Permissions []string `json:"permissions"`
-	RoleIDs     []string `json:"roleIds"`
-	// Roles are the names of the user's roles (owner, admin or member).
-	Roles []string `json:"roles"`
-	Teams []string `json:"teams"`
-}
-
-// Role is a value of UserList.roles: the spec leaves its shape open.
-type Role struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Org         string   `json:"org"`
-	Permissions []string `json:"permissions"`
-}
 
 // UserList is the response of GET /backend/v1/users.
 type UserList struct {
@@ -45,19 +14,6 @@ type UserList struct {
 	// includeRoles=true; {} otherwise.
 	Roles map[string]Role `json:"roles"`
 	Users []User          `json:"users"`
-}
-
-func userOf(u *store.User) User {
-	teams := u.Teams
-	if teams == nil {
-		teams = []string{}
-	}
-	return User{
-		ID: u.ID, Name: u.Name, Email: u.Email, Admin: strconv.FormatBool(u.Role == store.RoleOwner || u.Role == store.RoleAdmin),
-		Blocked: u.Blocked, Verified: u.Verified, Social: u.Social, CreatedAt: u.CreatedAt,
-		LastInvitationSentAt: u.LastInvitationSentAt, Org: u.OrgID, Permissions: u.Permissions(),
-		RoleIDs: []string{u.RoleID()}, Roles: []string{u.Role}, Teams: teams,
-	}
 }
 
 // listUsers serves GET /backend/v1/users. Only owners
@@ -91,7 +47,7 @@ func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request, p Principal)
 	for _, u := range page.Items {
 		out.Users = append(out.Users, userOf(u))
 		if includeRoles {
-			out.Roles[u.RoleID()] = Role{ID: u.RoleID(), Name: u.Role, Org: u.OrgID, Permissions: u.Permissions()}
+			out.Roles[u.RoleID()] = roleOf(u)
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

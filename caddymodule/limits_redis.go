@@ -264,15 +264,7 @@ func getRedisMetrics() *redisMetrics {
 }
 
 func (m *redisMetrics) register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.calls, m.errors, m.unavailable, m.leasesLost, m} {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return err
-			}
-		}
-	}
-	return nil
+	return registerAll(reg, m.calls, m.errors, m.unavailable, m.leasesLost, m)
 }
 
 // watchPool adds client's pool to the pool gauges.

@@ -155,10 +155,16 @@ func (m *metrics) collectors() []prometheus.Collector {
 	}
 }
 
-// register adds every collector to reg, tolerating collectors that a
-// previous Provision of the same config already registered.
+// register adds every collector to reg.
 func (m *metrics) register(reg prometheus.Registerer) error {
-	for _, c := range m.collectors() {
+	return registerAll(reg, m.collectors()...)
+}
+
+// registerAll adds collectors to reg, tolerating collectors that a previous
+// Provision already registered: collectors are built once per process and
+// registered on every Provision, since a reload may bring a new registry.
+func registerAll(reg prometheus.Registerer, collectors ...prometheus.Collector) error {
+	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

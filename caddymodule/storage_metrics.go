@@ -63,15 +63,7 @@ func getStoreOpMetrics() *storeOpMetrics {
 }
 
 func (m *storeOpMetrics) register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.duration, m.errors, m.up} {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return err
-			}
-		}
-	}
-	return nil
+	return registerAll(reg, m.duration, m.errors, m.up)
 }
 
 // start times one call; the returned func records it.

@@ -243,13 +243,7 @@ func getPoolMetrics() *poolMetrics {
 }
 
 func (m *poolMetrics) register(reg prometheus.Registerer) error {
-	if err := reg.Register(m); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if !errors.As(err, &are) {
-			return err
-		}
-	}
-	return nil
+	return registerAll(reg, m)
 }
 
 func (m *poolMetrics) watch(p *pgxpool.Pool) {

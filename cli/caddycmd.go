@@ -156,6 +156,18 @@ func dbFlags(c *cobra.Command) {
 // database.
 var errNoDatabase = errors.New("no database path: give --db, or --config naming a config with promptwall storage")
 
+// withDB makes a command's RunE that resolves the database (database)
+// and hands it to run.
+func withDB(run func(cmd *cobra.Command, args []string, db Database) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		db, err := database(cmd)
+		if err != nil {
+			return err
+		}
+		return run(cmd, args, db)
+	}
+}
+
 // database resolves the database: --db, else the storage of --config,
 // else the app's default path.
 func database(c *cobra.Command) (Database, error) {
@@ -209,11 +221,7 @@ func userCommand() *cobra.Command {
 	add := &cobra.Command{
 		Use:   "add --email <e-mail> [--name <name>] [--role owner|admin|member] [--org <org>]",
 		Short: "Add a user to an organization",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := database(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: withDB(func(cmd *cobra.Command, _ []string, db Database) error {
 			f := cmd.Flags()
 			var a UserAddArgs
 			a.Org, _ = f.GetString("org")
@@ -222,7 +230,7 @@ func userCommand() *cobra.Command {
 			a.Role, _ = f.GetString("role")
 			a.Projects, _ = f.GetStringSlice("project")
 			return UserAdd(cmd.OutOrStdout(), db, a)
-		},
+		}),
 	}
 	add.Flags().String("org", caddymodule.DefaultOrgName, "Organization id or name")
 	add.Flags().String("email", "", "E-mail address (required, unique in the organization)")
@@ -232,14 +240,10 @@ func userCommand() *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list [--org <org>]",
 		Short: "List an organization's users",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := database(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: withDB(func(cmd *cobra.Command, _ []string, db Database) error {
 			org, _ := cmd.Flags().GetString("org")
 			return UserList(cmd.OutOrStdout(), db, org)
-		},
+		}),
 	}
 	list.Flags().String("org", caddymodule.DefaultOrgName, "Organization id or name")
 	block := func(use string, blocked bool) *cobra.Command {
@@ -247,14 +251,10 @@ func userCommand() *cobra.Command {
 			Use:   use + " <user id or e-mail> [--org <org>]",
 			Short: strings.ToUpper(use[:1]) + use[1:] + " a user (blocked users get 401 on every call)",
 			Args:  cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				db, err := database(cmd)
-				if err != nil {
-					return err
-				}
+			RunE: withDB(func(cmd *cobra.Command, args []string, db Database) error {
 				org, _ := cmd.Flags().GetString("org")
 				return UserBlock(cmd.OutOrStdout(), db, org, args[0], blocked)
-			},
+			}),
 		}
 		b.Flags().String("org", caddymodule.DefaultOrgName, "Organization id or name")
 		return b
@@ -270,15 +270,11 @@ func tokenCommand() *cobra.Command {
 		Use:   "create <user id or e-mail> [--name <label>] [--org <org>]",
 		Short: "Create an API token for a user; it is printed once, only its SHA-256 is stored",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := database(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: withDB(func(cmd *cobra.Command, args []string, db Database) error {
 			org, _ := cmd.Flags().GetString("org")
 			name, _ := cmd.Flags().GetString("name")
 			return TokenCreate(cmd.OutOrStdout(), db, org, args[0], name)
-		},
+		}),
 	}
 	create.Flags().String("org", caddymodule.DefaultOrgName, "Organization id or name")
 	create.Flags().String("name", "", "A label for the token")
@@ -286,13 +282,9 @@ func tokenCommand() *cobra.Command {
 		Use:   "revoke <token id or the token itself>",
 		Short: "Revoke an API token",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := database(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: withDB(func(cmd *cobra.Command, args []string, db Database) error {
 			return TokenRevoke(cmd.OutOrStdout(), db, args[0])
-		},
+		}),
 	}
 	c.AddCommand(create, revoke)
 	return c

@@ -85,8 +85,13 @@ func findOrg(st store.IdentityStore, org string) (*store.Org, error) {
 	return o, err
 }
 
-// findUser resolves a user of org given by id or by e-mail.
-func findUser(st store.IdentityStore, org *store.Org, user string) (*store.User, error) {
+// findUser resolves an organization (findOrg) and a user of it given by
+// id or by e-mail.
+func findUser(st store.IdentityStore, orgName, user string) (*store.Org, *store.User, error) {
+	org, err := findOrg(st, orgName)
+	if err != nil {
+		return nil, nil, err
+	}
 	u, err := st.GetUser(user)
 	if err == nil && u.OrgID != org.ID {
 		err = store.ErrNotFound
@@ -95,9 +100,9 @@ func findUser(st store.IdentityStore, org *store.Org, user string) (*store.User,
 		u, err = st.GetUserByEmail(org.ID, user)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("no user %q in organization %q", user, org.Name)
+		return nil, nil, fmt.Errorf("no user %q in organization %q", user, org.Name)
 	}
-	return u, err
+	return org, u, err
 }
 
 // UserAddArgs are the arguments of `caddy promptwall user add`.
@@ -165,11 +170,7 @@ func UserList(w io.Writer, db Database, org string) error {
 // or e-mail. A blocked user's tokens stop working at once.
 func UserBlock(w io.Writer, db Database, org, user string, blocked bool) error {
 	return withStore(db, func(st store.IdentityStore) error {
-		o, err := findOrg(st, org)
-		if err != nil {
-			return err
-		}
-		u, err := findUser(st, o, user)
+		_, u, err := findUser(st, org, user)
 		if err != nil {
 			return err
 		}
@@ -189,11 +190,7 @@ func UserBlock(w io.Writer, db Database, org, user string, blocked bool) error {
 // it. This is the only time the token is shown.
 func TokenCreate(w io.Writer, db Database, org, user, name string) error {
 	return withStore(db, func(st store.IdentityStore) error {
-		o, err := findOrg(st, org)
-		if err != nil {
-			return err
-		}
-		u, err := findUser(st, o, user)
+		o, u, err := findUser(st, org, user)
 		if err != nil {
 			return err
 		}

@@ -94,34 +94,8 @@ func (c *collector) chatMessage(m span, forced scanner.Role, needRole bool) erro
 	if err := c.chatContent(role, f[1], k[1]); err != nil {
 		return err
 	}
-	if v := f[2]; !isNull(c.b, v) {
-		mark := c.pushKey(k[2])
-		if c.b[v.s] != '[' {
-			return c.typeErr(v, "an array of tool calls")
-		}
-		for i, tc := range c.elems(v) {
-			mk := c.pushIndex(i)
-			var tf, tk [2]span
-			if err := c.object(tc, toolCallKeys, tf[:], tk[:]); err != nil {
-				return err
-			}
-			if err := c.functionCall(tf[0], tk[0]); err != nil {
-				return err
-			}
-			if v := tf[1]; !isNull(c.b, v) {
-				mc := c.pushKey(tk[1])
-				var cf, ck [1]span
-				if err := c.object(v, customKeys, cf[:], ck[:]); err != nil {
-					return err
-				}
-				if err := c.optText(scanner.RoleAssistant, cf[0], ck[0]); err != nil {
-					return err
-				}
-				c.pop(mc)
-			}
-			c.pop(mk)
-		}
-		c.pop(mark)
+	if err := c.toolCalls(f[2], k[2]); err != nil {
+		return err
 	}
 	if err := c.functionCall(f[3], k[3]); err != nil {
 		return err
@@ -144,6 +118,43 @@ func (c *collector) chatMessage(m span, forced scanner.Role, needRole bool) erro
 	// reasoning_content (DeepSeek, vLLM), reasoning (OpenRouter) and any
 	// other field a server adds to an answer.
 	c.unknownTexts(scanner.RoleAssistant, m, chatMsgKeys)
+	return nil
+}
+
+// toolCalls screens a message's tool_calls (absent or null: none): each
+// function call (functionCall), and a custom tool's input as assistant
+// text.
+func (c *collector) toolCalls(v, k span) error {
+	if isNull(c.b, v) {
+		return nil
+	}
+	mark := c.pushKey(k)
+	if c.b[v.s] != '[' {
+		return c.typeErr(v, "an array of tool calls")
+	}
+	for i, tc := range c.elems(v) {
+		mk := c.pushIndex(i)
+		var tf, tk [2]span
+		if err := c.object(tc, toolCallKeys, tf[:], tk[:]); err != nil {
+			return err
+		}
+		if err := c.functionCall(tf[0], tk[0]); err != nil {
+			return err
+		}
+		if v := tf[1]; !isNull(c.b, v) {
+			mc := c.pushKey(tk[1])
+			var cf, ck [1]span
+			if err := c.object(v, customKeys, cf[:], ck[:]); err != nil {
+				return err
+			}
+			if err := c.optText(scanner.RoleAssistant, cf[0], ck[0]); err != nil {
+				return err
+			}
+			c.pop(mc)
+		}
+		c.pop(mk)
+	}
+	c.pop(mark)
 	return nil
 }
 

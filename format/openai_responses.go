@@ -60,37 +60,48 @@ func (openAIResponses) ParseRequest(body []byte) (*Request, error) {
 	}
 	if v := f[4]; !isNull(c.b, v) {
 		mark := c.pushKey(k[4])
-		var pf, pk [1]span
-		if err := c.object(v, promptKeys, pf[:], pk[:]); err != nil {
+		if err := c.storedPrompt(v); err != nil {
 			return nil, err
-		}
-		if vars := pf[0]; !isNull(c.b, vars) {
-			mv := c.pushKey(pk[0])
-			if c.b[vars.s] != '{' {
-				return nil, c.typeErr(vars, "an object")
-			}
-			for vk, vv := range c.members(vars) {
-				mm := c.pushKey(vk)
-				switch c.b[vv.s] {
-				case '"':
-					c.text(scanner.RoleUser, vv)
-				case '{':
-					// An input_text (or image, file) object.
-					var tf, tk [1]span
-					if err := c.fields(vv, textKeys, tf[:], tk[:]); err != nil {
-						return nil, err
-					}
-					if err := c.optText(scanner.RoleUser, tf[0], tk[0]); err != nil {
-						return nil, err
-					}
-				}
-				c.pop(mm)
-			}
-			c.pop(mv)
 		}
 		c.pop(mark)
 	}
 	return c.finish(model, stream), nil
+}
+
+// storedPrompt collects the variables of a request's stored prompt
+// ("prompt": {"id", "variables": {...}}): each is user text, given as a
+// string or as an input_text (or image, file) object.
+func (c *collector) storedPrompt(v span) error {
+	var pf, pk [1]span
+	if err := c.object(v, promptKeys, pf[:], pk[:]); err != nil {
+		return err
+	}
+	vars := pf[0]
+	if isNull(c.b, vars) {
+		return nil
+	}
+	mv := c.pushKey(pk[0])
+	if c.b[vars.s] != '{' {
+		return c.typeErr(vars, "an object")
+	}
+	for vk, vv := range c.members(vars) {
+		mm := c.pushKey(vk)
+		switch c.b[vv.s] {
+		case '"':
+			c.text(scanner.RoleUser, vv)
+		case '{':
+			var tf, tk [1]span
+			if err := c.fields(vv, textKeys, tf[:], tk[:]); err != nil {
+				return err
+			}
+			if err := c.optText(scanner.RoleUser, tf[0], tk[0]); err != nil {
+				return err
+			}
+		}
+		c.pop(mm)
+	}
+	c.pop(mv)
+	return nil
 }
 
 // responseItem screens one input or output item. forced, when not empty,

@@ -231,6 +231,13 @@ func rewrite(b []byte, edits []Edit) ([]byte, error) {
 		}
 		patches = append(patches, patch{in.v.s, in.v.e, appendQuote(nil, string(nd))})
 	}
+	return applyPatches(b, patches)
+}
+
+// applyPatches returns b with each patch's range replaced by its text; two
+// patches of overlapping ranges are an error, since one would undo the
+// other.
+func applyPatches(b []byte, patches []patch) ([]byte, error) {
 	slices.SortFunc(patches, func(x, y patch) int { return x.s - y.s })
 	n := len(b)
 	for i, p := range patches {

@@ -134,24 +134,44 @@ func (c *Client) Send(ctx context.Context, cfg *Config, msgs []Message) (Result,
 		}
 		return Result{}, fail(ErrTemplate, 0, "%v", err)
 	}
+	res, body, err := c.fetch(ctx, req, cfg.Name, timeout, fail)
+	if err != nil {
+		return res, err
+	}
+	res.Raw = []byte(mask(string(body)))
+	return decodeAnswer(cfg, res, body, fail)
+}
 
+// failFunc builds an *Error of one provider: its name first, its secrets
+// masked.
+type failFunc func(kind error, status int, format string, args ...any) *Error
+
+// fetch sends req (whose context carries the call's timeout) without
+// following redirects and reads the answer, capped at the client's limit.
+// A failure is ErrTimeout when the call's own deadline passed, the error
+// of ctx (the caller's) when the caller went away, and ErrUpstream
+// otherwise.
+func (c *Client) fetch(ctx context.Context, req *http.Request, name string, timeout time.Duration, fail failFunc) (Result, []byte, error) {
 	hc := http.Client{}
 	if c.HTTP != nil {
 		hc = *c.HTTP
 	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	timedOut := func() bool {
-		return errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	failed := func(status int, what string, err error) error {
+		switch {
+		case errors.Is(req.Context().Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+			if status == 0 {
+				return fail(ErrTimeout, 0, "no answer within %s", timeout)
+			}
+			return fail(ErrTimeout, status, "answer not complete within %s", timeout)
+		case ctx.Err() != nil:
+			return fmt.Errorf("provider %q: %w", name, ctx.Err())
+		}
+		return fail(ErrUpstream, status, "%s: %v", what, err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		if timedOut() {
-			return Result{}, fail(ErrTimeout, 0, "no answer within %s", timeout)
-		}
-		if ctx.Err() != nil {
-			return Result{}, fmt.Errorf("provider %q: %w", cfg.Name, ctx.Err())
-		}
-		return Result{}, fail(ErrUpstream, 0, "cannot reach the provider: %v", err)
+		return Result{}, nil, failed(0, "cannot reach the provider", err)
 	}
 	defer resp.Body.Close()
 	limit := c.MaxResponseBytes
@@ -161,28 +181,27 @@ func (c *Client) Send(ctx context.Context, cfg *Config, msgs []Message) (Result,
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	res := Result{Status: resp.StatusCode}
 	if err != nil {
-		if timedOut() {
-			return res, fail(ErrTimeout, resp.StatusCode, "answer not complete within %s", timeout)
-		}
-		if ctx.Err() != nil {
-			return res, fmt.Errorf("provider %q: %w", cfg.Name, ctx.Err())
-		}
-		return res, fail(ErrUpstream, resp.StatusCode, "reading the answer: %v", err)
+		return res, nil, failed(resp.StatusCode, "reading the answer", err)
 	}
 	if int64(len(body)) > limit {
-		return res, fail(ErrUpstream, resp.StatusCode, "the answer exceeds %d bytes", limit)
+		return res, nil, fail(ErrUpstream, resp.StatusCode, "the answer exceeds %d bytes", limit)
 	}
-	res.Raw = []byte(mask(string(body)))
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return res, fail(ErrUpstream, resp.StatusCode, "the provider answered HTTP %d", resp.StatusCode)
+	return res, body, nil
+}
+
+// decodeAnswer reads a provider's answer into res: the custom template's
+// response output, or the answer in the provider's native format.
+func decodeAnswer(cfg *Config, res Result, body []byte, fail failFunc) (Result, error) {
+	if res.Status < 200 || res.Status > 299 {
+		return res, fail(ErrUpstream, res.Status, "the provider answered HTTP %d", res.Status)
 	}
 	if !json.Valid(body) {
-		return res, fail(ErrUpstream, resp.StatusCode, "the answer is not JSON")
+		return res, fail(ErrUpstream, res.Status, "the answer is not JSON")
 	}
 	if cfg.Type == TypeCustom {
 		v, err := extract(body, cfg.Template.Outputs["response"])
 		if err != nil {
-			return res, fail(ErrUpstream, resp.StatusCode, "outputs.response: %v", err)
+			return res, fail(ErrUpstream, res.Status, "outputs.response: %v", err)
 		}
 		res.Text = v
 		res.Conversation = &scanner.Conversation{Messages: []scanner.Message{{Role: scanner.RoleAssistant, Text: v}}}
@@ -190,11 +209,11 @@ func (c *Client) Send(ctx context.Context, cfg *Config, msgs []Message) (Result,
 	}
 	f, err := format.ByName(nativeFormat(cfg.Type))
 	if err != nil {
-		return res, fail(ErrUpstream, resp.StatusCode, "%v", err)
+		return res, fail(ErrUpstream, res.Status, "%v", err)
 	}
 	conv, err := f.ParseResponse(body)
 	if err != nil {
-		return res, fail(ErrUpstream, resp.StatusCode, "the answer is not a %s answer: %v", cfg.Type, err)
+		return res, fail(ErrUpstream, res.Status, "the answer is not a %s answer: %v", cfg.Type, err)
 	}
 	texts := make([]string, 0, len(conv.Messages))
 	for _, m := range conv.Messages {
@@ -221,72 +240,11 @@ func nativeFormat(typ string) string {
 // template for custom. Template headers and query params apply to both.
 func (c *Client) build(ctx context.Context, cfg *Config, msgs []Message) (*http.Request, error) {
 	r := &renderer{cfg: cfg, msgs: msgs}
-	var (
-		rawURL      string
-		method      = http.MethodPost
-		body        []byte
-		contentType = "application/json"
-		err         error
-	)
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL(cfg.Type)
-	}
-	switch cfg.Type {
-	case TypeCustom:
-		t := &cfg.Template
-		if rawURL, err = r.render(t.URL, "template.url", modeURL); err != nil {
-			return nil, err
-		}
-		if t.Method != "" {
-			method = strings.ToUpper(t.Method)
-		}
-		switch {
-		case t.JSON != "":
-			s, err := r.render(t.JSON, "template.json", modeJSON)
-			if err != nil {
-				return nil, err
-			}
-			if !json.Valid([]byte(s)) {
-				return nil, &templateError{"template.json does not render to valid JSON"}
-			}
-			body = []byte(s)
-		case t.Body != "":
-			s, err := r.render(t.Body, "template.body", modeRaw)
-			if err != nil {
-				return nil, err
-			}
-			body = []byte(s)
-			contentType = "text/plain; charset=utf-8"
-		default:
-			contentType = ""
-		}
-	case TypeOpenAI:
-		rawURL = base + "/chat/completions"
-		body, err = json.Marshal(map[string]any{"model": cfg.Model, "messages": nonNil(msgs)})
-	case TypeAzureOpenAI:
-		v := DefaultAzureAPIVersion
-		if s, ok := cfg.Inputs["api_version"].(string); ok && s != "" {
-			v = s
-		}
-		rawURL = base + "/openai/deployments/" + url.PathEscape(cfg.Model) + "/chat/completions?api-version=" + url.QueryEscape(v)
-		body, err = json.Marshal(map[string]any{"messages": nonNil(msgs)})
-	case TypeOllama:
-		rawURL = base + "/api/chat"
-		body, err = json.Marshal(map[string]any{"model": cfg.Model, "messages": nonNil(msgs), "stream": false})
-	case TypeAnthropic:
-		rawURL = base + "/v1/messages"
-		body, err = json.Marshal(anthropicBody(cfg, msgs))
-	case TypeGemini:
-		rawURL = base + "/models/" + url.PathEscape(cfg.Model) + ":generateContent"
-		body, err = json.Marshal(geminiBody(msgs))
-	default:
-		return nil, fmt.Errorf("type %q cannot be sent", cfg.Type)
-	}
+	out, err := outgoingOf(cfg, r, msgs)
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(rawURL)
+	u, err := url.Parse(out.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &templateError{"the provider URL is not an absolute http(s) URL"}
 	}
@@ -302,16 +260,105 @@ func (c *Client) build(ctx context.Context, cfg *Config, msgs []Message) (*http.
 		u.RawQuery = q.Encode()
 	}
 	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+	if out.body != nil {
+		rd = bytes.NewReader(out.body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	req, err := http.NewRequestWithContext(ctx, out.method, u.String(), rd)
 	if err != nil {
 		return nil, &templateError{"the request cannot be built: " + err.Error()}
 	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+	if out.contentType != "" {
+		req.Header.Set("Content-Type", out.contentType)
 	}
+	if err := setHeaders(req, cfg, r); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// outgoing is what a request to a provider carries before its query
+// parameters and headers.
+type outgoing struct {
+	method, url, contentType string
+	body                     []byte
+}
+
+// outgoingOf is the request of a provider type: its native API's, or for
+// a custom provider its template's.
+func outgoingOf(cfg *Config, r *renderer, msgs []Message) (outgoing, error) {
+	out := outgoing{method: http.MethodPost, contentType: "application/json"}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL(cfg.Type)
+	}
+	var err error
+	switch cfg.Type {
+	case TypeCustom:
+		return customOutgoing(&cfg.Template, r)
+	case TypeOpenAI:
+		out.url = base + "/chat/completions"
+		out.body, err = json.Marshal(map[string]any{"model": cfg.Model, "messages": nonNil(msgs)})
+	case TypeAzureOpenAI:
+		v := DefaultAzureAPIVersion
+		if s, ok := cfg.Inputs["api_version"].(string); ok && s != "" {
+			v = s
+		}
+		out.url = base + "/openai/deployments/" + url.PathEscape(cfg.Model) + "/chat/completions?api-version=" + url.QueryEscape(v)
+		out.body, err = json.Marshal(map[string]any{"messages": nonNil(msgs)})
+	case TypeOllama:
+		out.url = base + "/api/chat"
+		out.body, err = json.Marshal(map[string]any{"model": cfg.Model, "messages": nonNil(msgs), "stream": false})
+	case TypeAnthropic:
+		out.url = base + "/v1/messages"
+		out.body, err = json.Marshal(anthropicBody(cfg, msgs))
+	case TypeGemini:
+		out.url = base + "/models/" + url.PathEscape(cfg.Model) + ":generateContent"
+		out.body, err = json.Marshal(geminiBody(msgs))
+	default:
+		return out, fmt.Errorf("type %q cannot be sent", cfg.Type)
+	}
+	return out, err
+}
+
+// customOutgoing renders a custom provider's template: its URL, method,
+// and a JSON body (which must render to valid JSON), a plain-text body, or
+// none.
+func customOutgoing(t *Template, r *renderer) (outgoing, error) {
+	out := outgoing{method: http.MethodPost, contentType: "application/json"}
+	var err error
+	if out.url, err = r.render(t.URL, "template.url", modeURL); err != nil {
+		return out, err
+	}
+	if t.Method != "" {
+		out.method = strings.ToUpper(t.Method)
+	}
+	switch {
+	case t.JSON != "":
+		s, err := r.render(t.JSON, "template.json", modeJSON)
+		if err != nil {
+			return out, err
+		}
+		if !json.Valid([]byte(s)) {
+			return out, &templateError{"template.json does not render to valid JSON"}
+		}
+		out.body = []byte(s)
+	case t.Body != "":
+		s, err := r.render(t.Body, "template.body", modeRaw)
+		if err != nil {
+			return out, err
+		}
+		out.body = []byte(s)
+		out.contentType = "text/plain; charset=utf-8"
+	default:
+		out.contentType = ""
+	}
+	return out, nil
+}
+
+// setHeaders sets the provider's key header (native types), the
+// Anthropic version, and the template's headers, none of which may render
+// to a value with a line break.
+func setHeaders(req *http.Request, cfg *Config, r *renderer) error {
 	req.Header.Set("Accept", "application/json")
 	if name, prefix := SecretHeader(cfg.Type); name != "" && cfg.Type != TypeCustom {
 		if key := cfg.Secrets[SecretAPIKey]; key != "" {
@@ -324,14 +371,14 @@ func (c *Client) build(ctx context.Context, cfg *Config, msgs []Message) (*http.
 	for k, v := range cfg.Template.Headers {
 		s, err := r.render(v, "template.headers."+k, modeRaw)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if strings.ContainsAny(s, "\r\n") {
-			return nil, &templateError{"template.headers." + k + " renders to a value with a line break"}
+			return &templateError{"template.headers." + k + " renders to a value with a line break"}
 		}
 		req.Header.Set(k, s)
 	}
-	return req, nil
+	return nil
 }
 
 func nonNil(m []Message) []Message {
