@@ -43,7 +43,7 @@ func (p Principal) CanSeeOrg() bool {
 // Authenticator checks tokens against a store and the bootstrap token.
 type Authenticator struct {
 	// Store holds the tokens' SHA-256 hashes, users and organizations.
-	Store *store.Store
+	Store store.IdentityStore
 	// BootstrapHash is the SHA-256 of the bootstrap token, the owner's
 	// credential of the organization BootstrapOrgID; nil for none.
 	BootstrapHash  *[32]byte

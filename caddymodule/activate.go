@@ -3,6 +3,8 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
+
+	"github.com/promptwall/promptwall/store"
 )
 
 // errNotRunning is the error of work that needs a running config while
@@ -71,8 +73,10 @@ func (a *App) activate() error {
 	if a.shared.store == nil {
 		return nil
 	}
-	if err := a.shared.store.SetDurability(a.durability); err != nil {
-		return err
+	if d, ok := a.shared.store.(durabilitySetter); ok {
+		if err := d.SetDurability(a.durability); err != nil {
+			return err
+		}
 	}
 	if err := a.syncProviderVersions(); err != nil {
 		return err
@@ -83,4 +87,11 @@ func (a *App) activate() error {
 		}
 	}
 	return nil
+}
+
+// durabilitySetter is a store whose durability setting a config reload
+// changes in place (both engines); a store without it keeps the setting
+// it was opened with.
+type durabilitySetter interface {
+	SetDurability(store.Durability) error
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // createUserToken adds a member to the default org and returns a token.
-func createUserToken(t *testing.T, st *store.Store) string {
+func createUserToken(t *testing.T, st store.IdentityStore) string {
 	t.Helper()
 	orgs, err := st.ListOrgs()
 	if err != nil || len(orgs) == 0 {

@@ -66,6 +66,7 @@ func (a *App) provisionCampaigns() error {
 			Target:   campaignTarget{shared},
 			Screener: campaignScreener{shared},
 			Features: orgFeatures{shared.store},
+			Locker:   lockerOf(shared.engine),
 			Logger:   a.logger.Named("redteam"),
 		})
 		if err != nil {
@@ -192,7 +193,7 @@ func (s campaignScreener) ScreenAnswer(ctx context.Context, endpoint string, _ [
 var _ redteam.AnswerScreener = campaignScreener{}
 
 // orgFeatures reads redTeam.enabled from the store.
-type orgFeatures struct{ st *store.Store }
+type orgFeatures struct{ st store.IdentityStore }
 
 func (f orgFeatures) RedTeamEnabled(orgID string) (bool, error) {
 	org, err := f.st.GetOrg(orgID)

@@ -191,7 +191,7 @@ func TestScreenedStreamFlushesPerUpstreamWrite(t *testing.T) {
 			// With durability sync the last byte waits for the record's
 			// commit and is flushed on its own.
 			most := len(tc.writes)
-			if h.app.shared.store.Durability() == store.DurabilitySync {
+			if h.app.durability == store.DurabilitySync {
 				most++
 			}
 			if len(w.flushes) == 0 || len(w.flushes) > most {

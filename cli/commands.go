@@ -35,7 +35,7 @@ func OpenStore(path string) (*store.Store, error) {
 
 // withStore opens the database, runs fn and closes it, reporting a close
 // error only when fn succeeded.
-func withStore(path string, fn func(*store.Store) error) (err error) {
+func withStore(path string, fn func(store.IdentityStore) error) (err error) {
 	st, err := OpenStore(path)
 	if err != nil {
 		return err
@@ -49,7 +49,7 @@ func withStore(path string, fn func(*store.Store) error) (err error) {
 }
 
 // findOrg resolves an org given by id or by name.
-func findOrg(st *store.Store, org string) (*store.Org, error) {
+func findOrg(st store.IdentityStore, org string) (*store.Org, error) {
 	if org == "" {
 		return nil, errors.New("an organization (id or name) is required")
 	}
@@ -64,7 +64,7 @@ func findOrg(st *store.Store, org string) (*store.Org, error) {
 }
 
 // findUser resolves a user of org given by id or by e-mail.
-func findUser(st *store.Store, org *store.Org, user string) (*store.User, error) {
+func findUser(st store.IdentityStore, org *store.Org, user string) (*store.User, error) {
 	u, err := st.GetUser(user)
 	if err == nil && u.OrgID != org.ID {
 		err = store.ErrNotFound
@@ -97,7 +97,7 @@ func UserAdd(w io.Writer, dbPath string, a UserAddArgs) error {
 	if a.Role == "" {
 		a.Role = store.RoleMember
 	}
-	return withStore(dbPath, func(st *store.Store) error {
+	return withStore(dbPath, func(st store.IdentityStore) error {
 		org, err := findOrg(st, a.Org)
 		if err != nil {
 			return err
@@ -114,7 +114,7 @@ func UserAdd(w io.Writer, dbPath string, a UserAddArgs) error {
 
 // UserList prints the users of an org, newest first, as a table.
 func UserList(w io.Writer, dbPath, org string) error {
-	return withStore(dbPath, func(st *store.Store) error {
+	return withStore(dbPath, func(st store.IdentityStore) error {
 		o, err := findOrg(st, org)
 		if err != nil {
 			return err
@@ -142,7 +142,7 @@ func UserList(w io.Writer, dbPath, org string) error {
 // UserBlock blocks (or, with blocked false, unblocks) a user given by id
 // or e-mail. A blocked user's tokens stop working at once.
 func UserBlock(w io.Writer, dbPath, org, user string, blocked bool) error {
-	return withStore(dbPath, func(st *store.Store) error {
+	return withStore(dbPath, func(st store.IdentityStore) error {
 		o, err := findOrg(st, org)
 		if err != nil {
 			return err
@@ -166,7 +166,7 @@ func UserBlock(w io.Writer, dbPath, org, user string, blocked bool) error {
 // TokenCreate issues a token for a user given by id or e-mail and prints
 // it. This is the only time the token is shown.
 func TokenCreate(w io.Writer, dbPath, org, user, name string) error {
-	return withStore(dbPath, func(st *store.Store) error {
+	return withStore(dbPath, func(st store.IdentityStore) error {
 		o, err := findOrg(st, org)
 		if err != nil {
 			return err
@@ -188,7 +188,7 @@ func TokenCreate(w io.Writer, dbPath, org, user, name string) error {
 
 // TokenRevoke deletes a token given by its id or its clear value.
 func TokenRevoke(w io.Writer, dbPath, idOrToken string) error {
-	return withStore(dbPath, func(st *store.Store) error {
+	return withStore(dbPath, func(st store.IdentityStore) error {
 		if err := st.RevokeToken(idOrToken); errors.Is(err, store.ErrNotFound) {
 			return errors.New("no such token (already revoked?)")
 		} else if err != nil {

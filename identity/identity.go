@@ -123,7 +123,7 @@ func Validate(orgs []Org) error {
 // same config on every reload costs reads. It never deletes and never
 // unblocks: a user blocked with `caddy promptwall user block` stays
 // blocked though the config still declares them.
-func Apply(st *store.Store, orgs []Org) error {
+func Apply(st store.IdentityStore, orgs []Org) error {
 	if err := Validate(orgs); err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func Apply(st *store.Store, orgs []Org) error {
 	return nil
 }
 
-func applyOrg(st *store.Store, d Org) (*store.Org, error) {
+func applyOrg(st store.IdentityStore, d Org) (*store.Org, error) {
 	cur, err := st.GetOrgByName(d.Name)
 	if errors.Is(err, store.ErrNotFound) {
 		o := &store.Org{Name: strings.TrimSpace(d.Name), ApplicationURL: d.ApplicationURL, RequireMFA: d.RequireMFA,
@@ -162,7 +162,7 @@ func applyOrg(st *store.Store, d Org) (*store.Org, error) {
 	return &want, st.UpdateOrg(&want)
 }
 
-func applyUser(st *store.Store, orgID string, d User) error {
+func applyUser(st store.IdentityStore, orgID string, d User) error {
 	role := d.Role
 	if role == "" {
 		role = store.RoleMember

@@ -274,15 +274,9 @@ func (c Campaign) MarshalJSON() ([]byte, error) {
 // PutCampaign creates or replaces a campaign. A zero CreatedAt is set to
 // now; UpdatedAt is always set to now.
 func (s *Store) PutCampaign(c *Campaign) error {
-	if err := validateKeyPart("campaign id", c.ID, true); err != nil {
+	if err := PrepareCampaign(c); err != nil {
 		return err
 	}
-	if err := validateKeyPart("campaign orgId", c.OrgID, true); err != nil {
-		return err
-	}
-	stamp(&c.CreatedAt)
-	c.UpdatedAt = Timestamp{}
-	stamp(&c.UpdatedAt)
 	return s.db.Update(func(tx *bolt.Tx) error {
 		return putJSON(tx.Bucket(bCampaigns), []byte(c.ID), c)
 	})
@@ -317,9 +311,7 @@ func (s *Store) ListCampaigns(orgID string) ([]*Campaign, error) {
 			return nil
 		})
 	})
-	slices.SortFunc(out, func(a, b *Campaign) int {
-		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
-	})
+	SortCampaigns(out)
 	return out, err
 }
 
@@ -338,13 +330,9 @@ func (s *Store) DeleteCampaign(id string) error {
 // PutCampaignSchedule creates or replaces a schedule. A zero CreatedAt is
 // set to now.
 func (s *Store) PutCampaignSchedule(sc *CampaignSchedule) error {
-	if err := validateKeyPart("schedule id", sc.ID, true); err != nil {
+	if err := PrepareCampaignSchedule(sc); err != nil {
 		return err
 	}
-	if err := validateKeyPart("schedule orgId", sc.OrgID, true); err != nil {
-		return err
-	}
-	stamp(&sc.CreatedAt)
 	return s.db.Update(func(tx *bolt.Tx) error {
 		return putJSON(tx.Bucket(bSchedules), []byte(sc.ID), sc)
 	})
@@ -400,20 +388,15 @@ func validateRun(r *CampaignRun) error {
 
 // putRunHeader writes r without its attack runs.
 func putRunHeader(tx *bolt.Tx, r *CampaignRun) error {
-	h := *r
-	h.AttackRuns = nil
-	return putJSON(tx.Bucket(bCampaignRuns), []byte(r.ID), &h)
+	return putJSON(tx.Bucket(bCampaignRuns), []byte(r.ID), RunHeader(r))
 }
 
 func putAttackRuns(tx *bolt.Tx, r *CampaignRun, ars []*AttackRun) error {
+	if err := CheckAttackRuns(r, ars); err != nil {
+		return err
+	}
 	b := tx.Bucket(bAttackRuns)
 	for _, ar := range ars {
-		if err := validateKeyPart("attack run id", ar.ID, true); err != nil {
-			return err
-		}
-		if ar.CampaignRunID != r.ID {
-			return invalid("attack run %q belongs to run %q, not %q", ar.ID, ar.CampaignRunID, r.ID)
-		}
 		if err := putJSON(b, attackRunKey(r.ID, ar.ID), ar); err != nil {
 			return err
 		}
@@ -424,13 +407,12 @@ func putAttackRuns(tx *bolt.Tx, r *CampaignRun, ars []*AttackRun) error {
 // CreateCampaignRun stores a new run with its attack runs (r.AttackRuns),
 // in one transaction. A zero CreatedAt is set to now.
 func (s *Store) CreateCampaignRun(r *CampaignRun) error {
-	if err := validateRun(r); err != nil {
+	if err := CheckCampaignRun(r, true); err != nil {
 		return err
 	}
-	stamp(&r.CreatedAt)
 	return s.db.Update(func(tx *bolt.Tx) error {
 		if tx.Bucket(bCampaignRuns).Get([]byte(r.ID)) != nil {
-			return invalid("campaign run %q already exists", r.ID)
+			return CampaignRunExists(r.ID)
 		}
 		if err := putRunHeader(tx, r); err != nil {
 			return err
@@ -455,7 +437,7 @@ func (s *Store) SaveCampaignRun(r *CampaignRun, ars ...*AttackRun) error {
 			return err
 		}
 		if old.OrgID != r.OrgID {
-			return invalid("campaign run %q belongs to org %q", r.ID, old.OrgID)
+			return CampaignRunOfOtherOrg(r.ID, old.OrgID)
 		}
 		if err := putRunHeader(tx, r); err != nil {
 			return err
@@ -496,7 +478,7 @@ func loadAttackRuns(tx *bolt.Tx, r *CampaignRun, withResults bool) error {
 		}
 		r.AttackRuns = append(r.AttackRuns, ar)
 	}
-	slices.SortStableFunc(r.AttackRuns, func(a, b *AttackRun) int { return cmp.Compare(a.Index, b.Index) })
+	SortAttackRuns(r.AttackRuns)
 	return nil
 }
 
@@ -641,6 +623,50 @@ func runSortKey(r *CampaignRun, by string) string {
 // schedules, not by traffic, so an org has thousands at most, while an
 // index per sort key would have to be rewritten on every progress step.
 func (s *Store) ListCampaignRuns(q CampaignRunQuery) (CampaignRunPage, error) {
+	var page CampaignRunPage
+	err := s.db.View(func(tx *bolt.Tx) error {
+		read := func(orgID string) ([]*CampaignRun, error) {
+			var out []*CampaignRun
+			runs := tx.Bucket(bCampaignRuns)
+			prefix := []byte(orgID + "\x00")
+			c := tx.Bucket(bCampaignRunIx).Cursor()
+			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+				v := runs.Get(k[len(prefix):])
+				if v == nil {
+					continue
+				}
+				r := new(CampaignRun)
+				if err := json.Unmarshal(v, r); err != nil {
+					return nil, fmt.Errorf("store: decode campaign run %q: %w", k[len(prefix):], err)
+				}
+				out = append(out, r)
+			}
+			return out, nil
+		}
+		load := func(runs []*CampaignRun, withResults bool) error {
+			for _, r := range runs {
+				if err := loadAttackRuns(tx, r, withResults); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		var err error
+		page, err = s.listCampaignRuns(q, read, load)
+		return err
+	})
+	return page, err
+}
+
+// ListCampaignRuns pages q over the run headers read returns for an org
+// (in any order); load then fills the attack runs of the page's runs.
+func (c Cursors) ListCampaignRuns(q CampaignRunQuery, read func(orgID string) ([]*CampaignRun, error),
+	load func(runs []*CampaignRun, withResults bool) error) (CampaignRunPage, error) {
+	return c.s.listCampaignRuns(q, read, load)
+}
+
+func (s *Store) listCampaignRuns(q CampaignRunQuery, read func(orgID string) ([]*CampaignRun, error),
+	load func(runs []*CampaignRun, withResults bool) error) (CampaignRunPage, error) {
 	if q.Limit < 1 || q.Limit > MaxLimit {
 		return CampaignRunPage{}, fmt.Errorf("%w: %d is not in 1..%d", ErrInvalidLimit, q.Limit, MaxLimit)
 	}
@@ -662,85 +688,74 @@ func (s *Store) ListCampaignRuns(q CampaignRunQuery) (CampaignRunPage, error) {
 			return CampaignRunPage{}, err
 		}
 	}
-	var page CampaignRunPage
-	err := s.db.View(func(tx *bolt.Tx) error {
-		type entry struct {
-			key string
-			run *CampaignRun
-		}
-		var all []entry
-		runs := tx.Bucket(bCampaignRuns)
-		prefix := []byte(q.OrgID + "\x00")
-		c := tx.Bucket(bCampaignRunIx).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			v := runs.Get(k[len(prefix):])
-			if v == nil {
-				continue
-			}
-			r := new(CampaignRun)
-			if err := json.Unmarshal(v, r); err != nil {
-				return fmt.Errorf("store: decode campaign run %q: %w", k[len(prefix):], err)
-			}
-			if r.OrgID != q.OrgID ||
-				(len(q.Statuses) > 0 && !slices.Contains(q.Statuses, r.Status)) ||
-				(q.CampaignScheduleID != "" && r.ScheduleID != q.CampaignScheduleID) ||
-				(q.Search != "" && !containsFold([]byte(r.Name), q.Search)) {
-				continue
-			}
-			all = append(all, entry{runSortKey(r, by), r})
-		}
-		// order: the list's order; sign flips it for descending lists.
-		sign := 1
-		if !q.Ascending {
-			sign = -1
-		}
-		slices.SortFunc(all, func(a, b entry) int { return sign * strings.Compare(a.key, b.key) })
-		// first: index of the first entry after the boundary in list order.
-		first := func(key string) int {
-			i, found := slices.BinarySearchFunc(all, key, func(e entry, k string) int { return sign * strings.Compare(e.key, k) })
-			if found {
-				i++
-			}
-			return i
-		}
-		lo, hi := 0, min(q.Limit, len(all))
-		switch {
-		case hasBound && dir == dirNext:
-			lo = first(bound)
-			hi = min(lo+q.Limit, len(all))
-		case hasBound:
-			// The page before the boundary: the entries strictly
-			// before it, the last Limit of them.
-			i, _ := slices.BinarySearchFunc(all, bound, func(e entry, k string) int { return sign * strings.Compare(e.key, k) })
-			hi = i
-			lo = max(0, hi-q.Limit)
-		}
-		for _, e := range all[lo:hi] {
-			if err := loadAttackRuns(tx, e.run, q.WithResults); err != nil {
-				return err
-			}
-			page.Items = append(page.Items, e.run)
-		}
-		if hi < len(all) && hi > lo {
-			page.Next = s.makeRunCursor(dirNext, all[hi-1].key, fh)
-		}
-		if lo > 0 && hi > lo {
-			page.Prev = s.makeRunCursor(dirPrev, all[lo].key, fh)
-		}
-		// An empty page reached by a cursor (runs can leave a filter as
-		// their status changes): offer the way back to what remains.
-		if hi == lo && hasBound {
-			if lo > 0 && dir == dirNext {
-				page.Prev = s.makeRunCursor(dirPrev, bound, fh)
-			}
-			if hi < len(all) && dir == dirPrev {
-				page.Next = s.makeRunCursor(dirNext, bound, fh)
-			}
-		}
-		return nil
-	})
+	runs, err := read(q.OrgID)
 	if err != nil {
 		return CampaignRunPage{}, fmt.Errorf("store: list campaign runs: %w", err)
+	}
+	type entry struct {
+		key string
+		run *CampaignRun
+	}
+	var all []entry
+	for _, r := range runs {
+		if r.OrgID != q.OrgID ||
+			(len(q.Statuses) > 0 && !slices.Contains(q.Statuses, r.Status)) ||
+			(q.CampaignScheduleID != "" && r.ScheduleID != q.CampaignScheduleID) ||
+			(q.Search != "" && !containsFold([]byte(r.Name), q.Search)) {
+			continue
+		}
+		all = append(all, entry{runSortKey(r, by), r})
+	}
+	// order: the list's order; sign flips it for descending lists.
+	sign := 1
+	if !q.Ascending {
+		sign = -1
+	}
+	slices.SortFunc(all, func(a, b entry) int { return sign * strings.Compare(a.key, b.key) })
+	// first: index of the first entry after the boundary in list order.
+	first := func(key string) int {
+		i, found := slices.BinarySearchFunc(all, key, func(e entry, k string) int { return sign * strings.Compare(e.key, k) })
+		if found {
+			i++
+		}
+		return i
+	}
+	lo, hi := 0, min(q.Limit, len(all))
+	switch {
+	case hasBound && dir == dirNext:
+		lo = first(bound)
+		hi = min(lo+q.Limit, len(all))
+	case hasBound:
+		// The page before the boundary: the entries strictly
+		// before it, the last Limit of them.
+		i, _ := slices.BinarySearchFunc(all, bound, func(e entry, k string) int { return sign * strings.Compare(e.key, k) })
+		hi = i
+		lo = max(0, hi-q.Limit)
+	}
+	var page CampaignRunPage
+	for _, e := range all[lo:hi] {
+		page.Items = append(page.Items, e.run)
+	}
+	if len(page.Items) > 0 {
+		if err := load(page.Items, q.WithResults); err != nil {
+			return CampaignRunPage{}, fmt.Errorf("store: list campaign runs: %w", err)
+		}
+	}
+	if hi < len(all) && hi > lo {
+		page.Next = s.makeRunCursor(dirNext, all[hi-1].key, fh)
+	}
+	if lo > 0 && hi > lo {
+		page.Prev = s.makeRunCursor(dirPrev, all[lo].key, fh)
+	}
+	// An empty page reached by a cursor (runs can leave a filter as
+	// their status changes): offer the way back to what remains.
+	if hi == lo && hasBound {
+		if lo > 0 && dir == dirNext {
+			page.Prev = s.makeRunCursor(dirPrev, bound, fh)
+		}
+		if hi < len(all) && dir == dirPrev {
+			page.Next = s.makeRunCursor(dirNext, bound, fh)
+		}
 	}
 	return page, nil
 }

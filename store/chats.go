@@ -64,24 +64,13 @@ func (c *Chat) normalize() {
 // CreateChat stores a new chat. An empty ID is set to NewID(); zero times
 // are set to now. ErrInvalidRecord if the id is taken.
 func (s *Store) CreateChat(c *Chat) error {
-	if c.ID == "" {
-		c.ID = NewID()
-	}
-	if err := validateKeyPart("chat id", c.ID, true); err != nil {
+	if err := PrepareChat(c); err != nil {
 		return err
 	}
-	if err := validateKeyPart("chat orgId", c.OrgID, true); err != nil {
-		return err
-	}
-	stamp(&c.CreatedAt)
-	if c.UpdatedAt.IsZero() {
-		c.UpdatedAt = c.CreatedAt
-	}
-	c.normalize()
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bChats)
 		if b.Get([]byte(c.ID)) != nil {
-			return invalid("chat %q exists", c.ID)
+			return ChatExists(c.ID)
 		}
 		return putJSON(b, []byte(c.ID), c)
 	})
@@ -110,13 +99,9 @@ func (s *Store) UpdateChat(id string, fn func(*Chat) error) (*Chat, error) {
 		if err := getJSON(b, []byte(id), c, "chat"); err != nil {
 			return err
 		}
-		orig := *c
-		if err := fn(c); err != nil {
+		if err := UpdateChatWith(c, fn); err != nil {
 			return err
 		}
-		c.ID, c.OrgID, c.UserID, c.CreatedAt = orig.ID, orig.OrgID, orig.UserID, orig.CreatedAt
-		c.UpdatedAt = Timestamp(time.Now().UTC().Truncate(time.Millisecond))
-		c.normalize()
 		return putJSON(b, []byte(id), c)
 	})
 	if err != nil {
@@ -129,7 +114,7 @@ func (s *Store) UpdateChat(id string, fn func(*Chat) error) (*Chat, error) {
 // PromptID. The prompt need not be committed yet (records are written
 // asynchronously); ChatPrompts skips ids it cannot find.
 func (s *Store) AddChatPrompt(chatID, promptID string) error {
-	if err := validateKeyPart("prompt id", promptID, true); err != nil {
+	if err := CheckPromptID(promptID); err != nil {
 		return err
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
@@ -168,16 +153,14 @@ func (s *Store) indexedPrompts(bucket []byte, owner string) ([]*Prompt, error) {
 	err := s.db.View(func(tx *bolt.Tx) error {
 		prefix := []byte(owner + "\x00")
 		c := tx.Bucket(bucket).Cursor()
-		var ids [][]byte
+		var ids []string
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			ids = append(ids, v)
+			ids = append(ids, string(v))
 		}
-		if len(ids) > MaxChain {
-			ids = ids[len(ids)-MaxChain:]
-		}
+		ids = LastPrompts(ids)
 		rb := recordBucketsOf(tx)
 		for _, id := range ids {
-			ref, ok := rb.byID(id)
+			ref, ok := rb.byID([]byte(id))
 			if !ok {
 				continue
 			}

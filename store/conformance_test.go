@@ -11,7 +11,7 @@ import (
 
 // bboltHarness opens bbolt stores, each in its own file.
 var bboltHarness = storetest.Harness{
-	Open: func(t testing.TB, o storetest.Options) store.RecordStore {
+	Open: func(t testing.TB, o storetest.Options) store.Backend {
 		t.Helper()
 		s, err := store.Open(store.Options{
 			Path:      filepath.Join(t.TempDir(), "pw.db"),
@@ -30,4 +30,4 @@ var bboltHarness = storetest.Harness{
 	},
 }
 
-func TestConformance(t *testing.T) { storetest.RunRecords(t, bboltHarness) }
+func TestConformance(t *testing.T) { storetest.RunAll(t, bboltHarness) }

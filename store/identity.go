@@ -207,7 +207,7 @@ func putJSON(b *bolt.Bucket, key []byte, v any) error {
 }
 
 // nameKey folds a name or e-mail for the uniqueness indexes.
-func nameKey(s string) []byte { return []byte(strings.ToLower(strings.TrimSpace(s))) }
+func nameKey(s string) []byte { return []byte(FoldName(s)) }
 
 func validateOrg(o *Org, nameRequired bool) error {
 	if err := validateKeyPart("org id", o.ID, true); err != nil {
@@ -228,35 +228,22 @@ func validateOrg(o *Org, nameRequired bool) error {
 	return nil
 }
 
-// writeOrg stores o in tx, keeping the name index. mode says whether o
-// must be new (create), must exist (update) or may be either (put).
-func writeOrg(tx *bolt.Tx, o *Org, mode int) error {
+// writeOrg stores o in tx, keeping the name index.
+func writeOrg(tx *bolt.Tx, o *Org, mode WriteMode) error {
 	orgs, names := tx.Bucket(bOrgs), tx.Bucket(bOrgNames)
-	var old Org
-	err := getJSON(orgs, []byte(o.ID), &old, "org")
-	exists := err == nil
-	switch {
-	case err != nil && !isNotFound(err):
-		return err
-	case mode == modeCreate && exists:
-		return fmt.Errorf("%w: org %q", ErrConflict, o.ID)
-	case mode == modeUpdate && !exists:
+	var old *Org
+	if err := getJSON(orgs, []byte(o.ID), &old, "org"); err != nil && !isNotFound(err) {
 		return err
 	}
-	if exists && o.CreatedAt.IsZero() {
-		o.CreatedAt = old.CreatedAt
+	if err := MergeOrg(o, old, mode); err != nil {
+		return err
 	}
-	if !exists && o.Features == (Features{}) {
-		o.Features = DefaultFeatures()
-	}
-	stamp(&o.CreatedAt)
-	o.OwnerRoleID, o.AdminRoleID, o.MemberRoleID = RoleID(o.ID, RoleOwner), RoleID(o.ID, RoleAdmin), RoleID(o.ID, RoleMember)
 	if o.Name != "" {
 		if id := names.Get(nameKey(o.Name)); id != nil && string(id) != o.ID {
-			return fmt.Errorf("%w: org name %q is taken", ErrConflict, o.Name)
+			return OrgNameTaken(o.Name)
 		}
 	}
-	if exists && old.Name != "" && !bytesEqual(nameKey(old.Name), nameKey(o.Name)) {
+	if old != nil && old.Name != "" && !bytesEqual(nameKey(old.Name), nameKey(o.Name)) {
 		if err := names.Delete(nameKey(old.Name)); err != nil {
 			return err
 		}
@@ -269,44 +256,35 @@ func writeOrg(tx *bolt.Tx, o *Org, mode int) error {
 	return putJSON(orgs, []byte(o.ID), o)
 }
 
-const (
-	modePut = iota
-	modeCreate
-	modeUpdate
-)
-
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
 
 // PutOrg creates or replaces an org. A zero CreatedAt keeps the stored one
 // or is set to now; a new org with zero Features takes DefaultFeatures. The
 // name, when set, must not be another org's.
 func (s *Store) PutOrg(o *Org) error {
-	if err := validateOrg(o, false); err != nil {
+	if err := CheckOrg(o, WritePut); err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error { return writeOrg(tx, o, modePut) })
+	return s.db.Update(func(tx *bolt.Tx) error { return writeOrg(tx, o, WritePut) })
 }
 
 // CreateOrg creates a new org. An empty ID is set to a new UUIDv7; the
 // name is required and unique (case-insensitively); a zero Features takes
 // DefaultFeatures. ErrConflict if the id or the name is taken.
 func (s *Store) CreateOrg(o *Org) error {
-	if o.ID == "" {
-		o.ID = NewID()
-	}
-	if err := validateOrg(o, true); err != nil {
+	if err := CheckOrg(o, WriteCreate); err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error { return writeOrg(tx, o, modeCreate) })
+	return s.db.Update(func(tx *bolt.Tx) error { return writeOrg(tx, o, WriteCreate) })
 }
 
 // UpdateOrg replaces an existing org (ErrNotFound otherwise), keeping its
 // CreatedAt when o's is zero. The name is required and unique.
 func (s *Store) UpdateOrg(o *Org) error {
-	if err := validateOrg(o, true); err != nil {
+	if err := CheckOrg(o, WriteUpdate); err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error { return writeOrg(tx, o, modeUpdate) })
+	return s.db.Update(func(tx *bolt.Tx) error { return writeOrg(tx, o, WriteUpdate) })
 }
 
 // readOrg decodes an org and computes HasOwner from its users.
@@ -316,7 +294,7 @@ func readOrg(tx *bolt.Tx, id []byte) (*Org, error) {
 		return nil, err
 	}
 	// Role ids of orgs stored before they were recorded.
-	o.OwnerRoleID, o.AdminRoleID, o.MemberRoleID = RoleID(o.ID, RoleOwner), RoleID(o.ID, RoleAdmin), RoleID(o.ID, RoleMember)
+	setRoleIDs(o)
 	users := tx.Bucket(bUsers)
 	prefix := []byte(o.ID + "\x00")
 	c := tx.Bucket(bOrgUsers).Cursor()
@@ -411,32 +389,24 @@ func emailKey(orgID, email string) []byte {
 }
 
 // writeUser stores u in tx, keeping the org membership and e-mail indexes.
-func writeUser(tx *bolt.Tx, u *User, mode int) error {
+func writeUser(tx *bolt.Tx, u *User, mode WriteMode) error {
 	if tx.Bucket(bOrgs).Get([]byte(u.OrgID)) == nil {
-		return fmt.Errorf("%w: org %q of user %q", ErrNotFound, u.OrgID, u.ID)
+		return UserOrgMissing(u)
 	}
 	users, orgUsers, emails := tx.Bucket(bUsers), tx.Bucket(bOrgUsers), tx.Bucket(bOrgEmails)
-	var old User
-	err := getJSON(users, []byte(u.ID), &old, "user")
-	exists := err == nil
-	switch {
-	case err != nil && !isNotFound(err):
-		return err
-	case mode == modeCreate && exists:
-		return fmt.Errorf("%w: user %q", ErrConflict, u.ID)
-	case mode == modeUpdate && !exists:
+	var old *User
+	if err := getJSON(users, []byte(u.ID), &old, "user"); err != nil && !isNotFound(err) {
 		return err
 	}
-	if exists && u.CreatedAt.IsZero() {
-		u.CreatedAt = old.CreatedAt
+	if err := MergeUser(u, old, mode); err != nil {
+		return err
 	}
-	stamp(&u.CreatedAt)
 	if u.Email != "" {
 		if id := emails.Get(emailKey(u.OrgID, u.Email)); id != nil && string(id) != u.ID {
-			return fmt.Errorf("%w: e-mail %q is taken in org %q", ErrConflict, u.Email, u.OrgID)
+			return EmailTaken(u)
 		}
 	}
-	if exists {
+	if old != nil {
 		if old.OrgID != u.OrgID {
 			if err := orgUsers.Delete([]byte(old.OrgID + "\x00" + old.ID)); err != nil {
 				return err
@@ -463,26 +433,20 @@ func writeUser(tx *bolt.Tx, u *User, mode int) error {
 // of the three roles, and the e-mail, when set, not be another user's in
 // the org. A zero CreatedAt keeps the stored one or is set to now.
 func (s *Store) PutUser(u *User) error {
-	if err := validateUser(u); err != nil {
+	if err := CheckUser(u, WritePut); err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error { return writeUser(tx, u, modePut) })
+	return s.db.Update(func(tx *bolt.Tx) error { return writeUser(tx, u, WritePut) })
 }
 
 // CreateUser creates a new user. An empty ID is set to a new UUIDv7 (so
 // ListUsers returns users newest first); the e-mail is required.
 // ErrConflict if the id or the e-mail (in the org) is taken.
 func (s *Store) CreateUser(u *User) error {
-	if u.ID == "" {
-		u.ID = NewID()
-	}
-	if u.Email == "" {
-		return invalid("e-mail is required")
-	}
-	if err := validateUser(u); err != nil {
+	if err := CheckUser(u, WriteCreate); err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error { return writeUser(tx, u, modeCreate) })
+	return s.db.Update(func(tx *bolt.Tx) error { return writeUser(tx, u, WriteCreate) })
 }
 
 // GetUser returns the user with that id, or ErrNotFound.

@@ -86,20 +86,9 @@ func (s *Store) PutProviderVersion(p *ProviderRecord) error {
 }
 
 func putProviderVersion(tx *bolt.Tx, p *ProviderRecord) error {
-	if err := validateKeyPart("provider id", p.ID, true); err != nil {
+	if err := CheckProviderVersion(p); err != nil {
 		return err
 	}
-	if err := validateKeyPart("provider orgId", p.OrgID, true); err != nil {
-		return err
-	}
-	if p.Name == "" && !p.Deleted {
-		return invalid("provider %q has no name", p.ID)
-	}
-	if p.Public != nil && !json.Valid(p.Public) {
-		return invalid("provider %q: public is not JSON", p.ID)
-	}
-	stamp(&p.EffectiveAt)
-	p.EffectiveAt = Timestamp(p.EffectiveAt.Time().UTC().Truncate(time.Millisecond))
 	seqs := tx.Bucket(bProviderSeq)
 	sk := []byte(p.OrgID + "\x00" + p.ID)
 	var seq uint64
@@ -132,21 +121,8 @@ func putProviderVersion(tx *bolt.Tx, p *ProviderRecord) error {
 			return fmt.Errorf("store: decode provider: %w", err)
 		}
 	}
-	if last != nil {
-		if p.sameConfig(last) {
-			p.Version = last.Version
-			p.EffectiveAt = last.EffectiveAt
-			return nil
-		}
-		if p.EffectiveAt.Time().Before(last.EffectiveAt.Time()) {
-			p.EffectiveAt = last.EffectiveAt
-		}
-		p.Version = last.Version + 1
-	} else {
-		if p.Deleted {
-			return nil // nothing to delete
-		}
-		p.Version = 1
+	if !NextProviderVersion(p, last) {
+		return nil
 	}
 	return putJSON(b, providerKey(p.OrgID, seq, p.Version), p)
 }
@@ -156,62 +132,34 @@ func putProviderVersion(tx *bolt.Tx, p *ProviderRecord) error {
 // changed, and every stored provider missing from current gets a deleted
 // version. It is one transaction, so configAt never sees half a reload.
 func (s *Store) SyncProviders(orgID string, current []*ProviderRecord, at time.Time) error {
-	at = at.UTC().Truncate(time.Millisecond)
 	return s.db.Update(func(tx *bolt.Tx) error {
-		keep := make(map[string]bool, len(current))
-		for _, p := range current {
-			p.OrgID = orgID
-			p.EffectiveAt = Timestamp(at)
-			if err := putProviderVersion(tx, p); err != nil {
-				return err
-			}
-			keep[p.ID] = true
-		}
-		latest, err := providerVersions(tx, orgID, time.Time{})
-		if err != nil {
-			return err
-		}
-		for _, e := range latest {
-			if keep[e.rec.ID] || e.rec.Deleted {
-				continue
-			}
-			gone := *e.rec
-			gone.Deleted = true
-			gone.EffectiveAt = Timestamp(at)
-			if err := putProviderVersion(tx, &gone); err != nil {
-				return err
-			}
-		}
-		return nil
+		return SyncProviderSet(orgID, current, at,
+			func(p *ProviderRecord) error { return putProviderVersion(tx, p) },
+			func() ([]ProviderEntry, error) { return providerVersions(tx, orgID, time.Time{}) })
 	})
-}
-
-type providerEntry struct {
-	seq uint64
-	rec *ProviderRecord
 }
 
 // providerVersions returns, per provider of the org in creation order, the
 // version in force at `at` (the newest when at is zero). Providers with no
 // version by then are absent; deleted ones are included with Deleted set.
-func providerVersions(tx *bolt.Tx, orgID string, at time.Time) ([]providerEntry, error) {
+func providerVersions(tx *bolt.Tx, orgID string, at time.Time) ([]ProviderEntry, error) {
 	prefix := providerPrefix(orgID)
 	c := tx.Bucket(bProviders).Cursor()
-	var out []providerEntry
-	var cur *providerEntry
+	var out []ProviderEntry
+	var cur *ProviderEntry
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if len(k) != len(prefix)+16 {
 			continue
 		}
 		seq := binary.BigEndian.Uint64(k[len(prefix):])
-		if cur != nil && cur.seq != seq {
-			if cur.rec != nil {
+		if cur != nil && cur.Seq != seq {
+			if cur.Rec != nil {
 				out = append(out, *cur)
 			}
 			cur = nil
 		}
 		if cur == nil {
-			cur = &providerEntry{seq: seq}
+			cur = &ProviderEntry{Seq: seq}
 		}
 		rec := new(ProviderRecord)
 		if err := json.Unmarshal(v, rec); err != nil {
@@ -220,9 +168,9 @@ func providerVersions(tx *bolt.Tx, orgID string, at time.Time) ([]providerEntry,
 		if !at.IsZero() && rec.EffectiveAt.Time().After(at) {
 			continue
 		}
-		cur.rec = rec
+		cur.Rec = rec
 	}
-	if cur != nil && cur.rec != nil {
+	if cur != nil && cur.Rec != nil {
 		out = append(out, *cur)
 	}
 	return out, nil
@@ -338,6 +286,23 @@ func (q *ProviderQuery) match(p *ProviderRecord) bool {
 // matching set is computed whole and the page cut from it; the cursor
 // names the creation sequence of the page's edge.
 func (s *Store) ListProviders(q ProviderQuery) (ProviderPage, error) {
+	return s.listProviders(q, func(orgID string, at time.Time) (out []ProviderEntry, err error) {
+		err = s.db.View(func(tx *bolt.Tx) error {
+			out, err = providerVersions(tx, orgID, at)
+			return err
+		})
+		return out, err
+	})
+}
+
+// ListProviders pages q over the providers read returns: per provider of
+// the org in creation order, the version in force at `at` (the newest when
+// at is zero), deleted ones included.
+func (c Cursors) ListProviders(q ProviderQuery, read func(orgID string, at time.Time) ([]ProviderEntry, error)) (ProviderPage, error) {
+	return c.s.listProviders(q, read)
+}
+
+func (s *Store) listProviders(q ProviderQuery, read func(orgID string, at time.Time) ([]ProviderEntry, error)) (ProviderPage, error) {
 	if q.Limit < 1 || q.Limit > MaxLimit {
 		return ProviderPage{}, fmt.Errorf("%w: %d is not in 1..%d", ErrInvalidLimit, q.Limit, MaxLimit)
 	}
@@ -353,21 +318,15 @@ func (s *Store) ListProviders(q ProviderQuery) (ProviderPage, error) {
 		}
 		hasBound = true
 	}
-	var all []providerEntry
-	err := s.db.View(func(tx *bolt.Tx) error {
-		entries, err := providerVersions(tx, q.OrgID, q.ConfigAt)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if q.match(e.rec) {
-				all = append(all, e)
-			}
-		}
-		return nil
-	})
+	entries, err := read(q.OrgID, q.ConfigAt)
 	if err != nil {
 		return ProviderPage{}, fmt.Errorf("store: list providers: %w", err)
+	}
+	var all []ProviderEntry
+	for _, e := range entries {
+		if q.match(e.Rec) {
+			all = append(all, e)
+		}
 	}
 	// [lo, hi) is the page within all.
 	lo, hi := 0, 0
@@ -375,22 +334,22 @@ func (s *Store) ListProviders(q ProviderQuery) (ProviderPage, error) {
 	case !hasBound:
 		hi = min(q.Limit, len(all))
 	case dir == dirNext:
-		lo, _ = slices.BinarySearchFunc(all, bound+1, func(e providerEntry, t uint64) int { return cmpU64(e.seq, t) })
+		lo, _ = slices.BinarySearchFunc(all, bound+1, func(e ProviderEntry, t uint64) int { return cmpU64(e.Seq, t) })
 		hi = min(lo+q.Limit, len(all))
 	default:
-		hi, _ = slices.BinarySearchFunc(all, bound, func(e providerEntry, t uint64) int { return cmpU64(e.seq, t) })
+		hi, _ = slices.BinarySearchFunc(all, bound, func(e ProviderEntry, t uint64) int { return cmpU64(e.Seq, t) })
 		lo = max(0, hi-q.Limit)
 	}
 	page := ProviderPage{Items: make([]*ProviderRecord, 0, hi-lo)}
 	for _, e := range all[lo:hi] {
-		page.Items = append(page.Items, e.rec)
+		page.Items = append(page.Items, e.Rec)
 	}
 	if lo < hi {
 		if hi < len(all) {
-			page.Next = s.makeCursor(dirNext, all[hi-1].seq, fh)
+			page.Next = s.makeCursor(dirNext, all[hi-1].Seq, fh)
 		}
 		if lo > 0 {
-			page.Prev = s.makeCursor(dirPrev, all[lo].seq, fh)
+			page.Prev = s.makeCursor(dirPrev, all[lo].Seq, fh)
 		}
 	} else if hasBound {
 		// An empty page (providers removed meanwhile): offer the way back.

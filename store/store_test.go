@@ -126,22 +126,6 @@ func TestPromptJSONShape(t *testing.T) {
 	if !strings.Contains(string(raw), `"scannerResults":[]`) {
 		t.Errorf("normalized nil scannerResults marshals as %s", raw)
 	}
-
-	// Whatever the writer was handed, a record reads back normalized.
-	s := openTest(t, Options{})
-	for _, res := range []PromptResult{{}, {ScannerResults: []ScannerResult{{ScannerID: "a"}}}} {
-		id := NewID()
-		put(t, s, &Prompt{ID: id, OrgID: "o", Result: res})
-		syncStore(t, s)
-		got, err := s.GetPrompt(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := json.Marshal(got.Result)
-		if strings.Contains(string(raw), "null") {
-			t.Errorf("stored result reads back with null: %s", raw)
-		}
-	}
 }
 
 func TestCloseDrains(t *testing.T) {
@@ -341,48 +325,6 @@ func TestLocked(t *testing.T) {
 	}
 }
 
-func TestRetention(t *testing.T) {
-	now := time.Now().UTC()
-	tests := []struct {
-		name     string
-		age      time.Duration
-		preserve bool
-		kept     bool
-	}{
-		{"old", 48 * time.Hour, false, false},
-		{"old preserved", 48 * time.Hour, true, true},
-		{"just expired", 24*time.Hour + time.Second, false, false},
-		{"young", 23 * time.Hour, false, true},
-		{"young preserved", time.Hour, true, true},
-	}
-	s := openTest(t, Options{Retention: 24 * time.Hour})
-	recs := make([]*Prompt, len(tests))
-	for i, tt := range tests {
-		recs[i] = &Prompt{OrgID: "org", UserID: "u", Preserve: tt.preserve, ReceivedAt: Timestamp(now.Add(-tt.age))}
-		put(t, s, recs[i])
-	}
-	syncStore(t, s)
-	n, err := s.sweep(now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n != 2 {
-		t.Fatalf("sweep deleted %d, want 2", n)
-	}
-	for i, tt := range tests {
-		_, err := s.GetPrompt(recs[i].ID)
-		if kept := err == nil; kept != tt.kept {
-			t.Errorf("%s: kept = %v, want %v (%v)", tt.name, kept, tt.kept, err)
-		}
-	}
-	for _, q := range []Query{{OrgID: "org", Limit: 100}, {OrgID: "org", UserID: "u", Limit: 100}} {
-		p, err := s.ListPrompts(q)
-		if err != nil || len(p.Items) != 3 {
-			t.Fatalf("index still lists %d records after sweep (%v)", len(p.Items), err)
-		}
-	}
-}
-
 func TestRetentionSweeperRuns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pw.db")
 	s, err := Open(Options{Path: path, Retention: -1})
@@ -409,60 +351,6 @@ func TestRetentionSweeperRuns(t *testing.T) {
 	}
 	if _, err := s.GetPrompt(keep.ID); err != nil {
 		t.Fatalf("preserved record deleted: %v", err)
-	}
-}
-
-func TestIdentity(t *testing.T) {
-	s := openTest(t, Options{})
-	if err := s.PutOrg(&Org{ID: "o1", Name: "Acme"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.PutOrg(&Org{ID: "o2", Name: "Other"}); err != nil {
-		t.Fatal(err)
-	}
-	o, err := s.GetOrg("o1")
-	if err != nil || o.Name != "Acme" || o.CreatedAt.IsZero() {
-		t.Fatalf("GetOrg = %+v, %v", o, err)
-	}
-	hash := [32]byte{1, 2, 3}
-	tests := []struct {
-		name    string
-		op      func() error
-		wantErr error
-	}{
-		{"org without id", func() error { return s.PutOrg(&Org{}) }, ErrInvalidRecord},
-		{"user", func() error { return s.PutUser(&User{ID: "u1", OrgID: "o1", Role: RoleMember}) }, nil},
-		{"user of missing org", func() error { return s.PutUser(&User{ID: "u2", OrgID: "nope", Role: RoleMember}) }, ErrNotFound},
-		{"user with bad role", func() error { return s.PutUser(&User{ID: "u3", OrgID: "o1", Role: "root"}) }, ErrInvalidRecord},
-		{"token", func() error { return s.PutToken(&Token{Hash: hash, UserID: "u1", OrgID: "o1"}) }, nil},
-		{"token for other org", func() error { return s.PutToken(&Token{Hash: [32]byte{9}, UserID: "u1", OrgID: "o2"}) }, ErrInvalidRecord},
-		{"token of missing user", func() error { return s.PutToken(&Token{Hash: [32]byte{8}, UserID: "zz", OrgID: "o1"}) }, ErrNotFound},
-		{"token without hash", func() error { return s.PutToken(&Token{UserID: "u1", OrgID: "o1"}) }, ErrInvalidRecord},
-		{"lookup", func() error {
-			tok, err := s.LookupToken(hash)
-			if err == nil && (tok.UserID != "u1" || tok.OrgID != "o1" || tok.Hash != hash) {
-				return fmt.Errorf("LookupToken = %+v", tok)
-			}
-			return err
-		}, nil},
-		{"lookup unknown", func() error { _, err := s.LookupToken([32]byte{7}); return err }, ErrNotFound},
-		{"get unknown user", func() error { _, err := s.GetUser("zz"); return err }, ErrNotFound},
-		{"get unknown org", func() error { _, err := s.GetOrg("zz"); return err }, ErrNotFound},
-		{"delete", func() error { return s.DeleteToken(hash) }, nil},
-		{"lookup deleted", func() error { _, err := s.LookupToken(hash); return err }, ErrNotFound},
-		{"delete again", func() error { return s.DeleteToken(hash) }, ErrNotFound},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.op()
-			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
-				t.Fatalf("got %v, want %v", err, tt.wantErr)
-			}
-		})
-	}
-	u, err := s.GetUser("u1")
-	if err != nil || u.OrgID != "o1" || u.Role != RoleMember {
-		t.Fatalf("GetUser = %+v, %v", u, err)
 	}
 }
 
@@ -500,10 +388,6 @@ func TestContainsFold(t *testing.T) {
 		t.Errorf("containsFold allocates %v times", allocs)
 	}
 }
-
-// TestPageEmptiedByRetention covers a cursor whose following records expired
-// between two requests: the page is empty, has no next, and its prev leads
-// back to the page the cursor came from.
 
 // TestWriterBatching: records queued within BatchWait share one commit, a
 // full batch commits without waiting out BatchWait, and a partial batch is

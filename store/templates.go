@@ -29,20 +29,13 @@ type PromptTemplate struct {
 // NewID(), a zero CreatedAt to now. Its PromptID, when set, becomes the
 // first of its prompts.
 func (s *Store) CreatePromptTemplate(t *PromptTemplate) error {
-	if t.ID == "" {
-		t.ID = NewID()
-	}
-	if err := validateKeyPart("template id", t.ID, true); err != nil {
+	if err := PreparePromptTemplate(t); err != nil {
 		return err
 	}
-	if err := validateKeyPart("template orgId", t.OrgID, true); err != nil {
-		return err
-	}
-	stamp(&t.CreatedAt)
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bTemplates)
 		if b.Get([]byte(t.ID)) != nil {
-			return invalid("prompt template %q exists", t.ID)
+			return PromptTemplateExists(t.ID)
 		}
 		if t.PromptID != "" {
 			if err := appendIndex(tx.Bucket(bTemplatePrompts), t.ID, t.PromptID); err != nil {
@@ -67,7 +60,7 @@ func (s *Store) GetPromptTemplate(id string) (*PromptTemplate, error) {
 
 // AddTemplatePrompt records that a prompt was sent from the template.
 func (s *Store) AddTemplatePrompt(templateID, promptID string) error {
-	if err := validateKeyPart("prompt id", promptID, true); err != nil {
+	if err := CheckPromptID(promptID); err != nil {
 		return err
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {

@@ -1,9 +1,7 @@
 package store
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,30 +45,26 @@ func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 // its org, so a token can never grant access across orgs. An empty ID is
 // set to a new id.
 func (s *Store) PutToken(t *Token) error {
-	if t.Hash == [32]byte{} {
-		return invalid("token hash is required")
-	}
-	if t.ID == "" {
-		t.ID = NewID()
-	}
-	if err := validateKeyPart("token name", t.Name, false); err != nil {
+	if err := CheckToken(t); err != nil {
 		return err
 	}
-	stamp(&t.CreatedAt)
-	return s.db.Update(func(tx *bolt.Tx) error { return writeToken(tx, t) })
+	return s.db.Update(func(tx *bolt.Tx) error { return writeToken(tx, t, false) })
 }
 
-func writeToken(tx *bolt.Tx, t *Token) error {
-	var u User
-	if err := getJSON(tx.Bucket(bUsers), []byte(t.UserID), &u, "user"); err != nil {
+func writeToken(tx *bolt.Tx, t *Token, issuing bool) error {
+	var u *User
+	if err := getJSON(tx.Bucket(bUsers), []byte(t.UserID), &u, "user"); err != nil && !isNotFound(err) {
 		return err
 	}
-	if u.OrgID != t.OrgID {
-		return invalid("user %q belongs to org %q, not %q", u.ID, u.OrgID, t.OrgID)
+	if issuing && u != nil {
+		t.OrgID = u.OrgID
+	}
+	if err := TokenOwnerCheck(t, u, issuing); err != nil {
+		return err
 	}
 	ids := tx.Bucket(bTokenIDs)
 	if h := ids.Get([]byte(t.ID)); h != nil && string(h) != string(t.Hash[:]) {
-		return fmt.Errorf("%w: token id %q", ErrConflict, t.ID)
+		return TokenIDTaken(t.ID)
 	}
 	if err := ids.Put([]byte(t.ID), t.Hash[:]); err != nil {
 		return err
@@ -82,28 +76,11 @@ func writeToken(tx *bolt.Tx, t *Token) error {
 // base64url. The clear token is returned here and never again; the store
 // keeps its SHA-256. The user must exist and not be blocked.
 func (s *Store) CreateToken(userID, name string) (string, *Token, error) {
-	raw := make([]byte, tokenBytes)
-	if _, err := rand.Read(raw); err != nil {
-		return "", nil, fmt.Errorf("store: token: %w", err)
-	}
-	clear := TokenPrefix + base64.RawURLEncoding.EncodeToString(raw)
-	t := &Token{Hash: HashToken(clear), ID: NewID(), Name: name, UserID: userID}
-	if err := validateKeyPart("token name", name, false); err != nil {
+	clear, t, err := NewToken(userID, name)
+	if err != nil {
 		return "", nil, err
 	}
-	stamp(&t.CreatedAt)
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		var u User
-		if err := getJSON(tx.Bucket(bUsers), []byte(userID), &u, "user"); err != nil {
-			return err
-		}
-		if u.Blocked {
-			return invalid("user %q is blocked", userID)
-		}
-		t.OrgID = u.OrgID
-		return writeToken(tx, t)
-	})
-	if err != nil {
+	if err := s.db.Update(func(tx *bolt.Tx) error { return writeToken(tx, t, true) }); err != nil {
 		return "", nil, err
 	}
 	return clear, t, nil
@@ -116,9 +93,7 @@ func (s *Store) LookupToken(hash [32]byte) (*Token, error) {
 	err := s.db.View(func(tx *bolt.Tx) error {
 		raw := tx.Bucket(bTokens).Get(hash[:])
 		if raw == nil {
-			// The hash is not echoed: it is as good as the token for
-			// anyone who can replay a lookup.
-			return fmt.Errorf("%w: token", ErrNotFound)
+			return TokenNotFound()
 		}
 		return json.Unmarshal(raw, t)
 	})
@@ -132,7 +107,7 @@ func (s *Store) LookupToken(hash [32]byte) (*Token, error) {
 // when the stored LastUsedAt is older than a minute, so calling it on
 // every request costs a read; a revoked token is not an error.
 func (s *Store) TouchToken(hash [32]byte, at time.Time) error {
-	stale := func(t *Token) bool { return at.Sub(t.LastUsedAt.Time()) >= touchInterval }
+	stale := func(t *Token) bool { return TouchDue(t.LastUsedAt, at) }
 	t, err := s.LookupToken(hash)
 	if isNotFound(err) {
 		return nil
@@ -152,7 +127,7 @@ func (s *Store) TouchToken(hash [32]byte, at time.Time) error {
 		if !stale(&cur) {
 			return nil
 		}
-		cur.LastUsedAt = Timestamp(at.UTC().Truncate(time.Millisecond))
+		cur.LastUsedAt = TouchTime(at)
 		return putJSON(b, hash[:], &cur)
 	})
 }
@@ -206,9 +181,8 @@ func (s *Store) DeleteToken(hash [32]byte) error {
 		b := tx.Bucket(bTokens)
 		var t Token
 		if err := getJSON(b, hash[:], &t, "token"); err != nil {
-			// Not echoing the hash, as in LookupToken.
 			if isNotFound(err) {
-				return fmt.Errorf("%w: token", ErrNotFound)
+				return TokenNotFound()
 			}
 			return err
 		}

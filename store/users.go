@@ -157,10 +157,46 @@ func step(c *bolt.Cursor, asc bool) []byte {
 	return k
 }
 
+// UserWalk calls fn with the users of one org in id order (ascending when
+// asc, else descending), starting just past bound (at it when inclusive),
+// or at the first (last) user when bound is nil, until fn returns false.
+type UserWalk func(asc bool, bound []byte, inclusive bool, fn func(*User) bool) error
+
 // ListUsers returns one page of the org's users ordered by id, highest
 // first: newest first for the UUIDv7 ids CreateUser assigns. Next and Prev
 // are "" when there is no such page.
 func (s *Store) ListUsers(q UserQuery) (UserPage, error) {
+	var page UserPage
+	err := s.db.View(func(tx *bolt.Tx) error {
+		orgUsers, users := tx.Bucket(bOrgUsers), tx.Bucket(bUsers)
+		prefix := []byte(q.OrgID + "\x00")
+		var err error
+		page, err = s.listUsers(q, func(asc bool, bound []byte, inclusive bool, fn func(*User) bool) error {
+			var derr error
+			walkPrefix(orgUsers, prefix, asc, bound, inclusive, func(id []byte) bool {
+				u := new(User)
+				if err := getJSON(users, id, u, "user"); err != nil {
+					if !isNotFound(err) {
+						derr = err
+						return false
+					}
+					return true
+				}
+				return fn(u)
+			})
+			return derr
+		})
+		return err
+	})
+	return page, err
+}
+
+// ListUsers pages q over the users walk yields, as the bbolt store does.
+func (c Cursors) ListUsers(q UserQuery, walk UserWalk) (UserPage, error) {
+	return c.s.listUsers(q, walk)
+}
+
+func (s *Store) listUsers(q UserQuery, walk UserWalk) (UserPage, error) {
 	if q.Limit < 1 || q.Limit > MaxLimit {
 		return UserPage{}, fmt.Errorf("%w: %d is not in 1..%d", ErrInvalidLimit, q.Limit, MaxLimit)
 	}
@@ -177,50 +213,31 @@ func (s *Store) ListUsers(q UserQuery) (UserPage, error) {
 	}
 	forward := dir == dirNext
 	walkAsc := !forward // the list is descending
-	prefix := []byte(q.OrgID + "\x00")
 
 	var items []*User
 	var more, behind bool
-	var derr error
-	err := s.db.View(func(tx *bolt.Tx) error {
-		orgUsers, users := tx.Bucket(bOrgUsers), tx.Bucket(bUsers)
-		matches := func(id []byte) (*User, bool) {
-			u := new(User)
-			if err := getJSON(users, id, u, "user"); err != nil {
-				if !isNotFound(err) {
-					derr = err
-				}
-				return nil, false
-			}
-			return u, q.match(u)
-		}
-		walkPrefix(orgUsers, prefix, walkAsc, bound, incl, func(id []byte) bool {
-			u, ok := matches(id)
-			if !ok {
-				return derr == nil
-			}
-			if len(items) == q.Limit {
-				more = true
-				return false
-			}
-			items = append(items, u)
+	err := walk(walkAsc, bound, incl, func(u *User) bool {
+		if !q.match(u) {
 			return true
-		})
-		if bound == nil {
-			return derr
 		}
+		if len(items) == q.Limit {
+			more = true
+			return false
+		}
+		items = append(items, u)
+		return true
+	})
+	if err == nil && bound != nil {
 		// Is anything left on the other side of this page?
 		from, fromIncl := bound, !incl
 		if len(items) > 0 {
 			from, fromIncl = []byte(items[0].ID), false
 		}
-		walkPrefix(orgUsers, prefix, !walkAsc, from, fromIncl, func(id []byte) bool {
-			_, ok := matches(id)
-			behind = ok
-			return !ok && derr == nil
+		err = walk(!walkAsc, from, fromIncl, func(u *User) bool {
+			behind = q.match(u)
+			return !behind
 		})
-		return derr
-	})
+	}
 	if err != nil {
 		return UserPage{}, fmt.Errorf("store: list users: %w", err)
 	}

@@ -270,8 +270,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 	view := text.Folded()
 	zone, origZone := 0, 0
 	if !inContent {
-		origZone = contentStart(text.Original, role)
-		zone = foldedZone(view, origZone, len(text.Original))
+		origZone, zone = contentZone(text, view, role)
 	}
 	ws := s.model.score(view.S, zone, s.window, sc)
 	v := verdict{prob: sigmoid(ws.margin), payload: payload}

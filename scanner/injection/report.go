@@ -109,13 +109,5 @@ func (m *Model) FamilyWeights() string {
 
 // MinEvasionKept is the share of its plain recall the detector must keep
 // on attacks passed through an obfuscation (internal/evasion), the bound
-// the quality tests hold it to: 0.90, the goal, for every obfuscation but
-// one character per token, which keeps 0.875 since the content zone's short
-// windows (it kept 0.97 before); its bound stays at the earlier 0.85 until
-// that is mended.
-func MinEvasionKept(obfuscation string) float64 {
-	if obfuscation == "spacing" {
-		return 0.85
-	}
-	return 0.90
-}
+// the quality tests hold it to: 0.90, the goal, for every obfuscation.
+func MinEvasionKept(string) float64 { return 0.90 }

@@ -120,7 +120,7 @@ func TestScoreMatchesReference(t *testing.T) {
 		txt := scanner.NewText(text)
 		view := txt.Folded()
 		s := view.S
-		zones := []int{len(s), contentZone(txt, view, scanner.RoleUser), 0}
+		zones := []int{len(s), func() int { _, z := contentZone(txt, view, scanner.RoleUser); return z }(), 0}
 		for _, w := range []int{m.window, minWindow} {
 			for _, zone := range zones {
 				got, want := m.score(s, zone, w, sc), refScore(m, s, zone, w)

@@ -134,7 +134,7 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 	text := scanner.NewText(ex.Text)
 	view := text.Folded()
 	s := view.S
-	zone := contentZone(text, view, ex.role())
+	_, zone := contentZone(text, view, ex.role())
 	out := &sc.out
 	o.spec.extract(s, out, nil)
 	feats := append([]feature(nil), out.feats...)

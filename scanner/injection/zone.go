@@ -93,10 +93,27 @@ func foldedOffset(view *scanner.View, orig int) int {
 	return lo
 }
 
-// contentZone returns where the content zone of text begins in its folded
-// view, len(view.S) for none.
-func contentZone(text *scanner.Text, view *scanner.View, role scanner.Role) int {
-	return foldedZone(view, contentStart(text.Original, role), len(text.Original))
+// contentZone returns where the content zone of text begins: as an offset
+// of the original text (len(text.Original) for none) and of its folded
+// view (len(view.S) for none). A document whose opening is disguised by
+// letter spacing ("T r a c e b a c k") is recognised by the opening of its
+// folded view, where the spacing is undone: the author of a planted
+// instruction controls the content's spelling, so the zone must not depend
+// on it.
+func contentZone(text *scanner.Text, view *scanner.View, role scanner.Role) (orig, folded int) {
+	n := len(text.Original)
+	orig = contentStart(text.Original, role)
+	if orig == n && role == scanner.RoleUser && len(view.S) >= minContent && foldedOpensDocument(view.S) {
+		return 0, 0
+	}
+	return orig, foldedZone(view, orig, n)
+}
+
+// foldedOpensDocument is startsWithDocument for a folded view, whose
+// spacing fold leaves a blank before punctuation ("subject : invoice").
+func foldedOpensDocument(s string) bool {
+	head := strings.ReplaceAll(s[:min(len(s), 64)], " :", ":")
+	return startsWithDocument(head)
 }
 
 // foldedZone maps the start cs of the content zone in an original text of n
@@ -120,7 +137,7 @@ func zoneBucket(b uint32, bits uint8) uint32 {
 // begins; compared case-insensitively after leading blanks.
 var documentOpenings = []string{
 	"subject:", "from:", "to:", "cc:", "date:", "email_from:", "received:",
-	"| ", "```", "traceback (most recent call last)", "<!doctype", "<html",
+	"| ", "```", "traceback (most recent call", "<!doctype", "<html",
 	"<?xml", "{\"", "[{",
 }
 

@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 // TestGeneralizes covers shapes the dev set lacks: tokens of providers
@@ -119,19 +122,8 @@ func TestGeneralizes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := scan(t, s, tt.text)
-			got := matched(tt.text, f)
-			if tt.want == "" {
-				if f.Detected {
-					t.Fatalf("flagged %q (%s)", got, kindsOf(f))
-				}
-				return
-			}
-			k := slices.Index(got, tt.want)
-			if !f.Detected || k < 0 {
-				t.Fatalf("got %q (%s), want %q", got, kindsOf(f), tt.want)
-			}
-			if kind := kinds[tt.name]; kind != "" && f.Matches[k].Kind != kind {
+			f, k := expectSecret(t, s, tt.text, tt.want)
+			if kind := kinds[tt.name]; kind != "" && k >= 0 && f.Matches[k].Kind != kind {
 				t.Errorf("kind %s, want %s", f.Matches[k].Kind, kind)
 			}
 		})
@@ -150,10 +142,30 @@ func TestReferenceNotPassword(t *testing.T) {
 		"DB_PASSWORD_ARN: arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db/password-Ab12Cd",
 		`password_secret_arn = "arn:aws:ssm:eu-west-1:123456789012:parameter/app/db_password"`,
 	} {
-		for _, m := range scan(t, s, text).Matches {
+		for _, m := range scannertest.Scan(t, s, text).Matches {
 			if m.Kind != "AWS_ARN" {
 				t.Errorf("%q: reported %s %q", text, m.Kind, text[m.Start:m.End])
 			}
 		}
 	}
+}
+
+// expectSecret scans text and checks that want is one of the secrets
+// found, or, for want "", that nothing is; it returns the finding and the
+// index of want's match (-1 for clean text).
+func expectSecret(t *testing.T, s *Scanner, text, want string) (scanner.Finding, int) {
+	t.Helper()
+	f := scannertest.Scan(t, s, text)
+	got := matched(text, f)
+	if want == "" {
+		if f.Detected {
+			t.Fatalf("flagged %q (%s)", got, kindsOf(f))
+		}
+		return f, -1
+	}
+	k := slices.Index(got, want)
+	if !f.Detected || k < 0 {
+		t.Fatalf("got %q (%s), want %q", got, kindsOf(f), want)
+	}
+	return f, k
 }

@@ -9,7 +9,7 @@ import (
 // segment (DB_PASS, pass:), not inside "passport" or "compass".
 var (
 	passwordWords = []string{"password", "passwd", "passphrase", "pwd", "pass"}
-	secretWords   = []string{"secret", "token", "api_key", "apikey", "api-key", "access_key", "accesskey", "auth_key", "authkey", "private_key", "login"}
+	secretWords   = []string{"secret", "token", "bearer", "credential", "api_key", "apikey", "api-key", "access_key", "accesskey", "auth_key", "authkey", "private_key", "login"}
 )
 
 // assignment is a key = value pair found after a keyword.
@@ -105,7 +105,7 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 	if q := s[j]; isQuote(q) {
 		a.quoted = true
 		end := j + 1
-		for end < len(s) && end-j < 256 && s[end] != q && s[end] != '\n' {
+		for end < len(s) && end-j < maxQuoted && s[end] != q && s[end] != '\n' {
 			end++
 		}
 		if end >= len(s) || s[end] != q {
@@ -129,6 +129,10 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 	a.vs, a.ve = j, end
 	return a, true
 }
+
+// maxQuoted bounds a quoted value: long enough for a private key or a
+// session token encoded in base64 on one line.
+const maxQuoted = 4096
 
 func skipSpaces(s string, i int) int {
 	for n := 0; i < len(s) && n < 40 && (s[i] == ' ' || s[i] == '\t'); n++ {
@@ -159,6 +163,11 @@ func notLiteral(a assignment, v string) bool {
 		return true
 	case '.':
 		if a.quoted {
+			return true
+		}
+	case '*':
+		// *config.Password: a pointer dereference.
+		if !a.quoted && len(v) > 1 && isLetter(v[1]) {
 			return true
 		}
 	case '#':
@@ -215,8 +224,10 @@ func isReference(v string) bool {
 }
 
 // referenceSuffixes end names whose value says where or which secret,
-// not what it is: PASSWORD_FILE, jwt_secret_name, api_key_id, token_url.
-var referenceSuffixes = []string{"file", "path", "name", "env", "ref", "arn", "url", "uri", "id", "type", "length", "len", "policy", "field", "label"}
+// not what it is: PASSWORD_FILE, jwt_secret_name, api_key_id, token_url;
+// or holds a whole connection string (password-conn-string), whose
+// password its own rules judge.
+var referenceSuffixes = []string{"file", "path", "name", "env", "ref", "arn", "url", "uri", "id", "type", "length", "len", "policy", "field", "label", "string", "conn"}
 
 // isReferenceName reports a name ending in a referenceSuffixes word after
 // a separator or a camelCase boundary.
@@ -238,7 +249,7 @@ func isReferenceName(key string) bool {
 var placeholders = []string{
 	"null", "none", "nil", "true", "false", "undefined", "empty", "string", "str", "bool", "boolean",
 	"int", "number", "any", "object", "text", "varchar", "required", "optional", "char", "bytes",
-	"password", "passwd", "pass", "pwd", "secret", "token", "changeme", "redacted", "hidden", "masked",
+	"password", "passwd", "pass", "pwd", "secret", "token", "changeme", "redacted", "hidden", "masked", "value",
 	"your_password", "yourpassword", "your-password", "your_token", "your_api_key", "your-api-key",
 }
 
@@ -328,6 +339,16 @@ func matchPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 	if len(v) < 4 || notLiteral(a, v) {
 		return 0, 0, false
 	}
+	if a.op == "" && (s[a.vs-1] == '`' || strings.EqualFold(a.key, "pass")) {
+		// "pass `next_page` to ...", "supports `Expect`": without an
+		// operator, a word followed by a code span is prose.
+		return 0, 0, false
+	}
+	if !a.quoted && isCamelIdent(v) && (a.op == ":=" || len(v) > ke-ks && strings.EqualFold(v[:ke-ks], s[ks:ke])) {
+		// pass := passBlocking, pass = passDeferred: an unquoted camelCase
+		// name declared in Go or named after the key is a variable.
+		return 0, 0, false
+	}
 	if !a.quoted && (a.op == ":" || a.op == "==" || a.op == "is") && (len(v) < 8 || !hasDigitOrSymbol(v)) {
 		// Unquoted after a colon is YAML or prose ("Password: must be
 		// long"): ask for a digit or symbol, or length.
@@ -346,10 +367,10 @@ func matchSecret(s string, ks, ke int, th float64) (int, int, bool) {
 		return 0, 0, false
 	}
 	v := s[a.vs:a.ve]
-	if len(v) < 10 || !isTokenChars(v) || !hasDigit(v) || isWordy(v) {
+	if len(v) < 10 || !isTokenChars(v) || !hasDigit(v) || isWordy(v) || codeName(v) {
 		return 0, 0, false
 	}
-	if entropy(v) < math.Min(th, math.Log2(float64(len(v)))-0.7) || isSequential(v) || notLiteral(a, v) {
+	if entropy(v) < entropyNeeded(v, th) || isSequential(v) || notLiteral(a, v) {
 		return 0, 0, false
 	}
 	return a.vs, a.ve, true
@@ -388,14 +409,27 @@ func matchKey(s string, ks, ke int, th float64) (int, int, bool) {
 	if !ok || a.ve-a.vs < 16 {
 		return 0, 0, false
 	}
-	// A key is a base64 or hex blob; "126031192_live-part" is an
+	// A key is a base64, base64url or hex blob, or dotted base64url (a
+	// JWT); "126031192_live-part", a number then a separator, is an
 	// identifier scheme of some provider, left to its rule.
+	lead := true
 	for i := a.vs; i < a.ve; i++ {
-		if c := s[i]; !(isLetter(c) || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+		case isLetter(c) || c == '+' || c == '/' || c == '=':
+			lead = false
+		case c == '_' || c == '-' || c == '.':
+			if lead {
+				return 0, 0, false
+			}
+		default:
 			return 0, 0, false
 		}
 	}
-	if isPublicKeyName(a.key) {
+	// A UUID under a "key" names a record (an idempotency key, a license
+	// or a partition key) far more often than it authenticates.
+	if isPublicKeyName(a.key) || isUUIDShaped(s[a.vs:a.ve]) {
 		return 0, 0, false
 	}
 	return matchSecret(s, ks, ke, th)
@@ -618,4 +652,17 @@ func matchJWTSecret(s string, ks, ke int, _ float64) (int, int, bool) {
 // hasWordFold reports whether s has word w, in any ASCII case, at i.
 func hasWordFold(s string, i int, w string) bool {
 	return i+len(w) <= len(s) && strings.EqualFold(s[i:i+len(w)], w)
+}
+
+// isCamelIdent reports a camelCase name of letters only ("passDeferred").
+func isCamelIdent(v string) bool {
+	hump := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !isLetter(c) {
+			return false
+		}
+		hump = hump || i > 0 && c >= 'A' && c <= 'Z' && v[i-1] >= 'a' && v[i-1] <= 'z'
+	}
+	return hump && v[0] >= 'a' && v[0] <= 'z'
 }

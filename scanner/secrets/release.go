@@ -129,11 +129,25 @@ func (r *rule) openMatch(text string, ks, ke int) int {
 			return ss
 		}
 	case "generic-password", "generic-secret", "generic-key":
+		// The rule's own keyword test first: "api" inside "capital" or a
+		// short "pass" inside a word names no key, so prose holds nothing.
+		if (r.id == "generic-key" || r.id == "generic-password" && ke-ks <= 4) && !keywordSegment(text, ks, ke) {
+			return len(text)
+		}
 		if assignmentOpen(text, ks, ke) {
 			return ks
 		}
 	case "jwt-secret":
 		if jwtSecretOpen(text, ke) {
+			return ks
+		}
+	case "generic-near-token":
+		// Its token is one run of token bytes after the word: a run that
+		// ended was judged for good, and one that runs to the end of the
+		// text is the text's last token, which Hold keeps anyway.
+		return len(text)
+	case "generic-cli-password":
+		if cliOpen(text, ke) {
 			return ks
 		}
 	case "generic-url-token":
@@ -187,6 +201,30 @@ func jwtSecretOpen(s string, ke int) bool {
 		}
 	}
 	return ke+48 > len(s)
+}
+
+// cliOpen tells whether matchCLIPassword, after "-u " ending at ke, ran
+// out of text before it could decide: the user, the "-p" flag or the
+// value may still be completed.
+func cliOpen(s string, ke int) bool {
+	i := skipSpaces(s, ke)
+	j := i
+	for j < len(s) && j-i < 64 && !isValueStop(s[j]) {
+		j++
+	}
+	k := skipSpaces(s, j)
+	if k >= len(s)-1 {
+		return true
+	}
+	if j == i || k == j || !strings.HasPrefix(s[k:], "-p") {
+		return false
+	}
+	k = skipSpaces(s, k+2)
+	e := k
+	for e < len(s) && e-k < 128 && !isValueStop(s[e]) {
+		e++
+	}
+	return e == len(s)
 }
 
 // urlOpen tells whether the URL whose "://" is at ks runs to the end of
@@ -259,7 +297,7 @@ func assignmentOpen(s string, ks, ke int) bool {
 	}
 	if q := s[j]; isQuote(q) {
 		end := j + 1
-		for end < len(s) && end-j < 256 && s[end] != q && s[end] != '\n' {
+		for end < len(s) && end-j < maxQuoted && s[end] != q && s[end] != '\n' {
 			end++
 		}
 		return end == len(s)

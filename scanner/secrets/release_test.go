@@ -3,7 +3,7 @@ package secrets
 import (
 	"testing"
 
-	"github.com/promptwall/promptwall/scanner/internal/holdtest"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 // TestHoldCoversEverySecretPrefix streams each text byte by byte: no part
@@ -30,9 +30,12 @@ func TestHoldCoversEverySecretPrefix(t *testing.T) {
 		"generic key":           `the signing key = "q8Zr2mXk9PbT4vLw7NcYa1Bd" then`,
 		"webhook url":           "post to https://hooks.example.com/services/T0123/B0456/aB3dE5fG7hJ9kL1mN3pQ8rS now",
 		"jwt signing secret":    `jwt: { secret: "Zk4mQ9vR2xT7bN1cW8yL" } ok`,
+		"command-line password": "run: psexec \\\\host -u admin -p Wint3r!2024 cmd",
+		"token near its word":   "vault operator unseal Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0Ga then",
+		"crypt hash":            "root:$6$rounds=5000$saltsalt$Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0GaZq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0GaZq8Lm2Xv9Rt4Wb7Yc3Nd:19000",
 	}
 	for name, text := range texts {
-		t.Run(name, func(t *testing.T) { holdtest.Prefixes(t, s, text, nil) })
+		t.Run(name, func(t *testing.T) { scannertest.HoldPrefixes(t, s, text, nil) })
 	}
 }
 
@@ -47,6 +50,8 @@ func TestHoldReleasesProse(t *testing.T) {
 	}{
 		{"a plain word leaves at once", "The capital of France is Par", 28},
 		{"text ending in a space", "The capital of France is ", 25},
+		{"a keyword inside a word names no key", "The capital ", 12},
+		{"nor does a short one", "a rapid compass ", 16},
 		{"a keyword's beginning waits", "use the key AK", 12},
 		{"a keyword's beginning waits, any case", "export Sk", 7},
 		{"a word with a digit waits", "the value w0001", 10},
@@ -59,10 +64,12 @@ func TestHoldReleasesProse(t *testing.T) {
 		{"assignment waiting for its value", "set password = ", 4},
 		{"uri authority open", "connect to postgres://app:Xk9", 11},
 		{"uri authority ended", "connect to postgres://db.example.com/app now", 44},
+		{"a user flag that settled", "ssh -u admin host and then some more words", 42},
+		{"a user flag waiting for its password", "acmeexec -u admin -p", 9},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := holdtest.Hold(s, tt.text, nil); got != tt.want {
+			if got := scannertest.Hold(s, tt.text, nil); got != tt.want {
 				t.Errorf("Hold(%q) = %d (%q released), want %d", tt.text, got, tt.text[:got], tt.want)
 			}
 		})

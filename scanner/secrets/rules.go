@@ -316,13 +316,25 @@ func buildRules() []rule {
 			match: matchPassword, score: 0.7, priority: 2},
 		{id: "generic-secret", group: groupGeneric, kind: "GENERIC_SECRET", keywords: secretWords,
 			match: matchSecret, score: 0.7, priority: 2},
-		{id: "generic-key", group: groupGeneric, kind: "GENERIC_SECRET", keywords: []string{"key", "pat"},
+		{id: "generic-key", group: groupGeneric, kind: "GENERIC_SECRET", keywords: []string{"key", "pat", "api"},
 			match: matchKey, score: 0.6, priority: 2},
 		{id: "generic-url-token", group: groupGeneric, kind: "URL_TOKEN", keywords: []string{"://"}, match: matchURLToken, score: 0.6, priority: 2},
 		{id: "generic-prefixed-token", group: groupGeneric, kind: "GENERIC_TOKEN", scan: scanPrefixed, score: 0.6, priority: 2},
+		{id: "generic-near-token", group: groupGeneric, kind: "GENERIC_TOKEN", keywords: nearWords, match: matchNear, score: 0.5, priority: 3},
+		{id: "generic-crypt-hash", group: groupGeneric, kind: "PASSWORD_HASH", scan: cryptHashes, score: 0.8, priority: 2},
+		// A .pgpass line (host:port:database:user:password) under a
+		// mention of the file.
+		{id: "generic-pgpass", group: groupGeneric, kind: "PASSWORD", keywords: []string{"pgpass"},
+			re: re(`(?m)^[^:\s#]+:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:([^\s]{4,128})$`), after: 300, score: 0.8, priority: 1},
+		{id: "generic-cli-password", group: groupGeneric, kind: "PASSWORD", keywords: []string{"-u "}, match: matchCLIPassword, score: 0.7, priority: 2},
+		// A user and a password passed to a credential constructor:
+		// new NetworkCredential("user", "pw"), UsernamePasswordCredentials
+		// ("user", "pw"), PasswordAuthentication("user", "pw".toCharArray()).
+		withCheck(ctxRule("generic-credential-call", groupGeneric, "PASSWORD", []string{"credential(", "credentials(", "authentication("},
+			`(?i)(?:credentials?|authentication)\(\s*["'][^"'\n]{1,64}["']\s*,\s*["']([^"'\n]{4,128})["']`), literalPassword),
 		{id: "generic-password-prose", group: groupGeneric, kind: "PASSWORD", keywords: []string{"password"}, anchored: true,
 			re:    re(`^(?i)password(?:\s+for\s+(?:the\s+)?user\s+["'\x60][^"'\x60\n]{1,64}["'\x60])?\s+is\s+["'\x60]([^"'\x60\s]{3,64})["'\x60]`),
-			after: 160, score: 0.6, priority: 2},
+			check: literalPassword, after: 160, score: 0.6, priority: 2},
 	}
 	return rs
 }

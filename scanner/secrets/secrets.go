@@ -18,13 +18,20 @@
 //
 // # Generalizing beyond the rules
 //
-// A provider without a rule here is still caught when its token has the
-// shape providers mint ("<prefix>_<random>", see scanPrefixed), sits in
-// an assignment to a credential-named key (secret, token, key, pat,
-// password) or in a webhook URL. References to a secret (environment
-// lookups, templates, URLs, paths, ARNs) and placeholders are not
-// reported. TestDevSetLeaveRulesOut measures this: each upstream family
-// of the dev set is scored with every rule written from it removed.
+// A provider without a rule here is still caught by generic evidence
+// (evidence.go, generic.go, token.go): a literal assigned to or labelled
+// by a credential-named key in any syntax (api_key = "...", "clientSecret":
+// "...", --password ..., X-Api-Key: ..., Authorization: <scheme> ...,
+// user:pass@ in a URI, Password= in a connection string, .netrc and
+// .pgpass lines); a generated-looking token a few bytes after a credential
+// word ("vault operator unseal <key>"); or a shape providers and hashing
+// schemes share ("<prefix>_<random>", a prefix glued to a hex body,
+// "$<scheme>$...$<digest>"). A token with no such evidence is not
+// reported, so hashes, UUIDs, commit ids, lock-file digests and encoded
+// images stay clean; so do references to a secret (environment lookups,
+// templates, URLs, paths, ARNs) and placeholders. TestDevSetLeaveRulesOut
+// measures this: each upstream family of the dev set is scored with every
+// rule written from it removed.
 //
 // # Why not gitleaks
 //

@@ -107,6 +107,9 @@ func prefixedToken(text string, i, j int, th float64) (int, int, bool) {
 		k, segs = e+1, segs+1
 	}
 	if segs == 0 {
+		if gluedHex(run, th) {
+			return i, i + len(run), true
+		}
 		return 0, 0, false
 	}
 	body := run[k:]
@@ -142,7 +145,7 @@ func prefixedToken(text string, i, j int, th float64) (int, int, bool) {
 	// The random part starts right after the prefix: a short segment
 	// there ("live_126031192_...", "AQAAUPJ-iQc.") is an identifier
 	// scheme, not a provider prefix.
-	if alnum < 20 || first < 12 || !digit || isUUIDShaped(body) {
+	if alnum < 20 || first < 12 || !digit || isUUIDShaped(body) || codeName(run) {
 		return 0, 0, false
 	}
 	// A hex body is a digest unless it is long; other bodies must mix
@@ -162,9 +165,8 @@ func prefixedToken(text string, i, j int, th float64) (int, int, bool) {
 func isSeparator(c byte) bool { return c == '_' || c == '-' || c == '.' }
 
 func isIDPrefix(p string) bool {
-	lp := lowerASCII(p)
 	for _, w := range idPrefixes {
-		if lp == w {
+		if len(p) == len(w) && strings.EqualFold(p, w) {
 			return true
 		}
 	}
@@ -300,4 +302,34 @@ func labelledID(text string, i int) bool {
 	}
 	// A word of its own or the last word of a name, not "paid" or "valid".
 	return j == 2 || !isLetter(text[j-3]) || text[j-2] == 'I'
+}
+
+// gluedHex reports a short lower-case prefix glued to a long hex body
+// ("dapi" + 32 hex digits): the prefix has a letter past 'f', so it is
+// not part of the hex, and is not a digest's name ("sha256...").
+func gluedHex(run string, th float64) bool {
+	p := 0
+	nonHex := false
+	for p < len(run) && p < 9 && run[p] >= 'a' && run[p] <= 'z' {
+		nonHex = nonHex || run[p] > 'f'
+		p++
+	}
+	// The prefix ends where the body's first digit starts: hex letters
+	// just before it belong to the prefix or the body alike, and the
+	// prefix is taken to be the letters up to the last non-hex letter.
+	q := p
+	for q > 0 && run[q-1] <= 'f' {
+		q--
+	}
+	body := run[q:]
+	if !nonHex || q < 3 || q > 8 || len(body) < 32 || !isHex(body) || isIDPrefix(run[:q]) {
+		return false
+	}
+	digits := 0
+	for i := 0; i < len(body); i++ {
+		if body[i] <= '9' {
+			digits++
+		}
+	}
+	return digits >= 4 && digits < len(body) && !isSequential(body) && entropy(body) >= entropyNeeded(body, th)
 }

@@ -71,7 +71,7 @@ func openTest(t testing.TB, o Options) *Store {
 }
 
 var harness = storetest.Harness{
-	Open: func(t testing.TB, o storetest.Options) store.RecordStore {
+	Open: func(t testing.TB, o storetest.Options) store.Backend {
 		return openTest(t, Options{QueueSize: o.QueueSize, BatchWait: o.BatchWait, Retention: o.Retention})
 	},
 	Sweep: func(s store.RecordStore, now time.Time) (int, error) {
@@ -80,7 +80,7 @@ var harness = storetest.Harness{
 	},
 }
 
-func TestConformance(t *testing.T) { storetest.RunRecords(t, harness) }
+func TestConformance(t *testing.T) { storetest.RunAll(t, harness) }
 
 func hostPort(t testing.TB, dsn string) string {
 	t.Helper()

@@ -11,6 +11,8 @@ import (
 // enough to stall the writers.
 const sweepChunk = 1000
 
+// runSweeper sweeps every SweepInterval. Open swept once before starting
+// it, so that records written after Open never race the first sweep.
 func (s *Store) runSweeper() {
 	defer close(s.sweeperDone)
 	if s.opts.Retention < 0 || s.opts.noSweeper {
@@ -19,18 +21,22 @@ func (s *Store) runSweeper() {
 	t := time.NewTicker(s.opts.SweepInterval)
 	defer t.Stop()
 	for {
-		n, ran, err := s.Sweep(time.Now())
-		switch {
-		case err != nil:
-			s.log.Error("store retention sweep failed", zap.Error(err))
-		case ran && n > 0:
-			s.log.Info("store retention sweep", zap.Int("deleted", n), zap.Duration("retention", s.opts.Retention))
-		}
 		select {
-		case <-s.closingCh:
+		case <-s.q.Closing():
 			return
 		case <-t.C:
 		}
+		s.sweepAndLog()
+	}
+}
+
+func (s *Store) sweepAndLog() {
+	n, ran, err := s.Sweep(time.Now())
+	switch {
+	case err != nil:
+		s.log.Error("store retention sweep failed", zap.Error(err))
+	case ran && n > 0:
+		s.log.Info("store retention sweep", zap.Int("deleted", n), zap.Duration("retention", s.opts.Retention))
 	}
 }
 
@@ -66,7 +72,7 @@ func (s *Store) Sweep(now time.Time) (deleted int, ran bool, err error) {
 			return deleted, true, nil
 		}
 		select {
-		case <-s.closingCh:
+		case <-s.q.Closing():
 			return deleted, true, nil
 		default:
 		}

@@ -1,4 +1,4 @@
-// Package storetest is the conformance suite of store.RecordStore: the same
+// Package storetest is the conformance suite of store.Backend: the same
 // table tests run against every storage engine (the bbolt store and
 // PostgreSQL), so that the API behaves the same on either.
 package storetest
@@ -37,32 +37,52 @@ type Harness struct {
 	// Open returns a fresh, empty store that is closed when the test ends.
 	// Two stores opened in one test are two databases: a cursor of one
 	// must be refused by the other.
-	Open func(t testing.TB, o Options) store.RecordStore
+	Open func(t testing.TB, o Options) store.Backend
 	// Sweep runs the retention sweep as of now and returns how many
 	// records it deleted.
 	Sweep func(s store.RecordStore, now time.Time) (int, error)
 }
 
-func (h Harness) open(t testing.TB, o Options) store.RecordStore { t.Helper(); return h.Open(t, o) }
+func (h Harness) open(t testing.TB, o Options) store.Backend { t.Helper(); return h.Open(t, o) }
+
+// suite is a table of named tests of one engine.
+type suite []struct {
+	name string
+	fn   func(*testing.T, Harness)
+}
+
+func (s suite) run(t *testing.T, h Harness) {
+	for _, tc := range s {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
+	}
+}
+
+// RunAll runs every conformance suite.
+func RunAll(t *testing.T, h Harness) {
+	t.Run("Records", func(t *testing.T) { RunRecords(t, h) })
+	t.Run("Identity", func(t *testing.T) { RunIdentity(t, h) })
+	t.Run("Providers", func(t *testing.T) { RunProviders(t, h) })
+	t.Run("Chats", func(t *testing.T) { RunChats(t, h) })
+	t.Run("Campaigns", func(t *testing.T) { RunCampaigns(t, h) })
+	t.Run("Locker", func(t *testing.T) { RunLocker(t, h) })
+}
 
 // RunRecords runs the record store conformance suite.
 func RunRecords(t *testing.T, h Harness) {
-	for _, tc := range []struct {
-		name string
-		fn   func(*testing.T, Harness)
-	}{
+	suite{
 		{"RoundTrip", testRoundTrip},
+		{"ResultReadsNormalized", testResultReadsNormalized},
 		{"InvalidRecord", testInvalidRecord},
 		{"ListPrompts", testListPrompts},
 		{"ListPromptsRejects", testListPromptsRejects},
 		{"PagingWhileWriting", testPagingWhileWriting},
 		{"Reservation", testReservation},
+		{"ReadYourWrites", testReadYourWrites},
 		{"ReplaceKeepsPosition", testReplaceKeepsPosition},
 		{"Chain", testChain},
 		{"PageEmptiedByRetention", testPageEmptiedByRetention},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
-	}
+		{"Retention", testRetention},
+	}.run(t, h)
 }
 
 func syncStore(t testing.TB, s store.RecordStore) {
@@ -584,5 +604,114 @@ func testPageEmptiedByRetention(t *testing.T, h Harness) {
 				t.Fatalf("prev of emptied page: %v next %q prev %q (%v)", ids(back.Items), back.Next, back.Prev, err)
 			}
 		})
+	}
+}
+
+// testRetention: a sweep deletes exactly the records received before the
+// retention period that are not preserved, from every index.
+func testRetention(t *testing.T, h Harness) {
+	now := time.Now().UTC()
+	tests := []struct {
+		name     string
+		age      time.Duration
+		preserve bool
+		kept     bool
+	}{
+		{"old", 48 * time.Hour, false, false},
+		{"old preserved", 48 * time.Hour, true, true},
+		{"just expired", 24*time.Hour + time.Second, false, false},
+		{"young", 23 * time.Hour, false, true},
+		{"young preserved", time.Hour, true, true},
+	}
+	s := h.open(t, Options{Retention: 24 * time.Hour})
+	recs := make([]*store.Prompt, len(tests))
+	for i, tt := range tests {
+		recs[i] = &store.Prompt{OrgID: "org", UserID: "u", Preserve: tt.preserve, ReceivedAt: store.Timestamp(now.Add(-tt.age))}
+		put(t, s, recs[i])
+	}
+	syncStore(t, s)
+	n, err := h.Sweep(s, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("sweep deleted %d, want 2", n)
+	}
+	for i, tt := range tests {
+		_, err := s.GetPrompt(recs[i].ID)
+		if kept := err == nil; kept != tt.kept {
+			t.Errorf("%s: kept = %v, want %v (%v)", tt.name, kept, tt.kept, err)
+		}
+	}
+	for _, q := range []store.Query{{OrgID: "org", Limit: 100}, {OrgID: "org", UserID: "u", Limit: 100}} {
+		p, err := s.ListPrompts(q)
+		if err != nil || len(p.Items) != 3 {
+			t.Fatalf("index still lists %d records after sweep (%v)", len(p.Items), err)
+		}
+	}
+}
+
+// testResultReadsNormalized: whatever the writer was handed, a record reads
+// back with its result normalized (arrays, never null).
+func testResultReadsNormalized(t *testing.T, h Harness) {
+	s := h.open(t, Options{})
+	for _, res := range []store.PromptResult{{}, {ScannerResults: []store.ScannerResult{{ScannerID: "a"}}}} {
+		id := store.NewID()
+		put(t, s, &store.Prompt{ID: id, OrgID: "o", Result: res})
+		syncStore(t, s)
+		got, err := s.GetPrompt(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(got.Result)
+		if strings.Contains(string(raw), "null") {
+			t.Errorf("stored result reads back with null: %s", raw)
+		}
+	}
+}
+
+// testReadYourWrites: a committed record can be waited for through its
+// reservation, and is read by id (alone or as a chain) right after Put,
+// without a Sync, even while its batch waits out a long BatchWait.
+func testReadYourWrites(t *testing.T, h Harness) {
+	s := h.open(t, Options{BatchWait: time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := s.Reserve(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := &store.Prompt{OrgID: "o", Input: "waited"}
+	if err := r.Commit(waited); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Wait(ctx); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if err := r.WaitCommitted(ctx); err != nil {
+		t.Fatalf("WaitCommitted: %v", err)
+	}
+	if _, err := s.GetPrompt(waited.ID); err != nil {
+		t.Fatalf("GetPrompt after WaitCommitted: %v", err)
+	}
+	parent := &store.Prompt{OrgID: "o", Input: "parent"}
+	put(t, s, parent)
+	child := &store.Prompt{OrgID: "o", Input: "child", ParentID: parent.ID}
+	put(t, s, child)
+	if got, err := s.GetPrompt(child.ID); err != nil || got.Input != "child" {
+		t.Fatalf("GetPrompt right after Put = %+v, %v", got, err)
+	}
+	chain, err := s.Chain(child.ID)
+	if err != nil || len(chain) != 2 || chain[0].ID != parent.ID {
+		t.Fatalf("Chain right after Put = %v, %v", ids(chain), err)
+	}
+	// A reservation cancelled without a record has nothing to wait for.
+	r, err = s.Reserve(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Cancel()
+	if err := r.WaitCommitted(ctx); err != nil {
+		t.Fatalf("WaitCommitted after Cancel: %v", err)
 	}
 }

@@ -1,0 +1,97 @@
+package secrets
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestGenericEvidence runs the scanner with only its generic rules, as a
+// provider without a rule here meets it: a credential is caught by what
+// labels it or by its own shape, and what only looks random (hashes,
+// identifiers, UUIDs, images, public keys) is left alone. The tokens are
+// made up for this test and belong to no provider the rules name.
+func TestGenericEvidence(t *testing.T) {
+	const tok = "Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0Ga" // 32 mixed-case, digits
+	tests := []struct{ name, text, want string }{  // want: the secret, "" for clean
+		// A credential-named key or word labels the value, in any syntax.
+		{"env assignment", "ACME_API_KEY=" + tok, tok},
+		{"json camelCase", `{"clientSecret": "` + tok + `"}`, tok},
+		{"yaml", "acme:\n  token: " + tok + "\n", tok},
+		{"cli flag", "acmectl login --password Wint3r!2024 --region eu", "Wint3r!2024"},
+		{"header", `curl -H "X-Api-Key: ` + tok + `" https://api.acme.test/v1`, tok},
+		{"authorization bearer", "Authorization: Bearer " + tok, tok},
+		{"authorization token scheme", `-H 'Authorization: token ` + tok + `'`, tok},
+		{"url user info", "https://deploy:" + tok + "@git.acme.test/repo.git", tok},
+		{"query string password", "jdbc:acme://db.acme.test/app?user=svc&password=Wint3r!2024&ssl=true", "Wint3r!2024"},
+		{"dsn password", "Server=db1;Database=app;User Id=svc;Password=Wint3r!2024;", "Wint3r!2024"},
+		{"netrc", "machine api.acme.test\n  login svc\n  password " + tok + "\n", tok},
+		{"pgpass", "~/.pgpass:\ndb.acme.test:5432:app:svc:Wint3r!2024\n", "Wint3r!2024"},
+		{"npmrc", "//npm.acme.test/:_authToken=" + tok + "\n", tok},
+		{"docker config", `{"auths": {"registry.acme.test": {"auth": "c3ZjOldpbnQzciEyMDI0X3Byb2Q="}}}`, "c3ZjOldpbnQzciEyMDI0X3Byb2Q="},
+		{"value two lines below its label", "variable \"acme_token\" {\n  default = \"" + tok + "\"\n}", tok},
+		{"parameter after method", `{"method": "auth.login_with_api_key", "params": ["7-` + tok + `"]}`, "7-" + tok},
+		{"word before bare token", "vault operator unseal " + tok, tok},
+		{"prose", "The installer generated a password; use it to log in:\n\n" + tok + "\n", tok},
+		{"escaped key body", `"-----BEGIN ACME PRIVATE KEY-----\r\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB\r\n"`, "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB"},
+		{"hex secret", "acme_secret: 9f3e5a0c7b1d46e2\n", "9f3e5a0c7b1d46e2"},
+		{"dotted key value", `ACME_SERVICE_KEY="eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZSJ9.Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5"`, "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZSJ9.Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5"},
+		{"cli user and password", `system("acmeexec \\\\10.0.0.7 -u Administrator -p dev_adm1n shutdown")`, "dev_adm1n"},
+		{"mysql glued password", "mysql -h db -u root -pS3cr3t!x app", "S3cr3t!x"},
+		{"credential constructor", `var c = new UsernamePasswordCredentials("svc", "Wint3r!2024");`, "Wint3r!2024"},
+		// Shapes that say "credential" without a label.
+		{"prefixed token", "try acme_live_" + tok + " on staging", "acme_live_" + tok},
+		{"glued prefix and hex", "the key dapx0f3e5a0c7b1d46e29a8b7c6d5e4f3a2b1 was revoked", "dapx0f3e5a0c7b1d46e29a8b7c6d5e4f3a2b1"},
+		{"argon2 hash", "admin:$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG", "$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG"},
+		{"yescrypt hash", "root:$y$j9T$F5Jx5fExrKuPp53xLKQ..1$X3DX6M94c7o.9agCG9G317fhZg9SqC.5i5rd.RhAtQ7:19000:0:99999:7:::", "$y$j9T$F5Jx5fExrKuPp53xLKQ..1$X3DX6M94c7o.9agCG9G317fhZg9SqC.5i5rd.RhAtQ7"},
+
+		// Not credentials, though random-looking or near a credential word.
+		{"git sha", "commit 3f2a9c1b7e4d5f6a8b9c0d1e2f3a4b5c6d7e8f9a\nAuthor: dev", ""},
+		{"short sha near token", "fix token refresh (a1b2c3d)", ""},
+		{"uuid near key", "idempotency key: 3f2a9c1b-7e4d-4f6a-8b9c-0d1e2f3a4b5c", ""},
+		{"uuid after token word", "token 3f2a9c1b-7e4d-4f6a-8b9c-0d1e2f3a4b5c was issued", ""},
+		{"npm lock integrity", `"resolved": "https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz",
+    "integrity": "sha512-XI5MPzVNApjAyhQzphX8BkmKsKUxD4LdyK24iZeQXmAT7l2UqbnZU6IT6hypg1mr+AzKjwVBa0fHV6krTiC+Hg=="`, ""},
+		{"go.sum", "golang.org/x/crypto v0.31.0 h1:ihbySMvVjLAeSH1IbfcRTkD/iNscyz8rGzjF/E5hV6U=", ""},
+		{"yarn lock", "  resolved \"https://registry.yarnpkg.com/js-tokens/-/js-tokens-4.0.0.tgz#19203fb59991df98e3a287050d4647cdeb05b499\"", ""},
+		{"sha256 checksum", "sha256sum: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08  token-cli.tar.gz", ""},
+		{"base64 image", `<img alt="api key screenshot" src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==">`, ""},
+		{"ssh public key", "public key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0Ga dev@laptop", ""},
+		{"authorized key", "add this key to authorized_keys: ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7vbqajDhA dev@ci", ""},
+		{"code identifiers", "const tokenizerConfig = loadTokenizerFromPretrained(modelName2024, cacheDirectory)", ""},
+		{"camelCase identifier value", "apiKey: process.env.ACME_API_KEY_FOR_INTEGRATION_TESTS_V2", ""},
+		{"slug", "secret name: ws-plugin--s2member-amazon-s3-comp-files-access-key", ""},
+		{"key in prose", "The key insight from 2024Q3ResultsPresentationFinal is growth.", ""},
+		{"primary key", "PRIMARY KEY (order_id, line_no) -- idx_orders_customer_2024_01_15_archive", ""},
+		{"monkey", "monkey 8fQ2xLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0Ga", ""},
+		{"token count", "prompt tokens: 1532, completion tokens: 211, total tokens: 1743", ""},
+		{"account scheme", `ACME_STREAM_KEY = "126031192_IgvUabrXbWSihj2ENnA59G1F8"`, ""},
+		{"path after word", "secret stored at /var/lib/acme/credentials/svc-8fQ2xLm9Rt4Wv7Yb3Nc6", ""},
+		{"url after word", "token endpoint https://auth.acme.test/oauth2/v1/token?client=8fQ2xLm9Rt4Wv7Yb3Nc6", ""},
+		{"go.sum auth module", "cloud.google.com/go/auth v0.23.3 h1:UMK+oBtuNGMCR/6i6mmySUItqjOazpJrbmZyhGbGBWo=", ""},
+		{"go variable named after the key", "pass := passBlocking\nif !st.Blocking {\n\tpass = passDeferred\n}", ""},
+		{"dotted call in code", "key := parts[0]\nbinary.LittleEndian.PutUint64(n[:], uint64(len(key)))", ""},
+		{"flag documented", "pass the password with `--password value` or a file", ""},
+		{"prose elision", `docs say "the password is '...'" and move on`, ""},
+		{"qualified names after key", "priv := ed25519.NewKeyFromSeed(seed)\nif len(key) != ed25519.PrivateKeySize {", ""},
+		{"key usage", "ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},", ""},
+		{"constant names", "case pkcs11.CKA_SENSITIVE: // key attribute\n\tkeyType = tspiconst.TSS_KEY_SIZE_2048", ""},
+		{"versioned enum", "const token = u.OfToolSearchToolBm25_20251119", ""},
+		{"dated model names", "model: shared.ChatModelGPT5_2025_08_07 // api key from env", ""},
+		{"arguments after key", "--set go_template_args=my_key2=my_value2", ""},
+		{"integrity after key", `"key": "lodash", "integrity": "sha512-ojmeN0qd+y0jszEtoY48r0Peq5dwMEkIlCOu6Q5f41lfkswXuKtYrhgoTpLnyIcHm24Uhqx+5Tqm2InSwLhE6Q=="`, ""},
+		{"id after token", "token usage for msg_2KWPBgLlAfxdpx2AI54pPJ85f4W was 1532", ""},
+		{"mysql prompts", "mysql -u root -p mydb < dump.sql", ""},
+		{"docker port", "docker run -u 1000 -p 8080:80 nginx", ""},
+		{"cli password from env", "acmeexec -u admin -p %ADMIN_PW% run", ""},
+		{"credential constructor with variables", "new NetworkCredential(user, password)", ""},
+		{"shell positional dollars", `echo "$1$2$3" and $HOME$PATH`, ""},
+		{"php variables", `$user$password = $a . $b;`, ""},
+	}
+	s, err := newScanner(Config{}, func(id string) bool { return !slices.Contains(genericRules, id) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { expectSecret(t, s, tt.text, tt.want) })
+	}
+}
