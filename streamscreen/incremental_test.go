@@ -63,6 +63,9 @@ func TestIncrementalScreeningFindsWhatFullContextFinds(t *testing.T) {
 		"Water the herbs in the morning, mix compost into the raised bed each spring, and rotate the beans.",
 		"Use the header Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U please.",
 		"export GITHUB_TOKEN=ghp_" + strings.Repeat("a1B2c3D4e5", 3) + "f6G7h8 then push.",
+		"The deploy token for staging is: 9fK2mQ7xLp4vR8tZ1cW6yB3nH5jD0sGq and it expires soon.",
+		"The deploy token that you will need for the staging cluster is 9fK2mQ7xLp4vR8tZ1cW6yB3nH5jD0sGq today.",
+		"This is the public and shared signing key for the staging cluster: 9fK2mQ7xLp4vR8tZ1cW6yB3nH5jD0sGq ok.",
 		"In config.yaml set aws_secret_access_key: wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8vN2kLp7Ht9 for the deploy user.",
 	}
 	sec, err := secrets.New(secrets.Config{})
@@ -134,10 +137,10 @@ func TestPipelineLookbehind(t *testing.T) {
 		stages []scanner.Stage
 		want   int
 	}{
-		{"secrets", []scanner.Stage{{Setting: setting("s", true, scanner.Output), Scanner: sec}}, 32},
+		{"secrets", []scanner.Stage{{Setting: setting("s", true, scanner.Output), Scanner: sec}}, 128},
 		{"banned", []scanner.Stage{{Setting: setting("b", true, scanner.Output), Scanner: ban}}, 16},
 		{"the most of them", []scanner.Stage{{Setting: setting("b", true, scanner.Output), Scanner: ban},
-			{Setting: setting("s", true, scanner.Output), Scanner: sec}}, 32},
+			{Setting: setting("s", true, scanner.Output), Scanner: sec}}, 128},
 		{"a detector that does not say", []scanner.Stage{{Setting: setting("s", true, scanner.Output), Scanner: sec},
 			{Setting: setting("x", true, scanner.Output), Scanner: silent{}}}, 0},
 		{"disabled or input-only ones do not count", []scanner.Stage{{Setting: setting("b", true, scanner.Output), Scanner: ban},

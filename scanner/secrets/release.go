@@ -336,11 +336,14 @@ var _ scanner.Holder = (*Scanner)(nil)
 // after it (Hold) except for the first letters of its token, released as
 // a plain word (at most twelve and a punctuation mark): a token turns
 // non-plain at most once, and is held from its start from then on. What
-// Scan reads before a match lies in the same token: the rest of a key name
-// that ends in a keyword, a URI's scheme before "://", the byte before a
-// keyword for \b. Those bytes are in the held token or in its released
-// plain beginning, so 32 bytes cover them with room to spare.
-const lookbehind = 32
+// Scan reads before a match in the same token (the rest of a key name, a
+// URI's scheme, the byte before a keyword) is therefore at most 13 bytes
+// back. Reaching furthest is the generic evidence for a token after a
+// credential word, whose word is released as prose: the token may start
+// nearWindow bytes after the word's end, the word is up to 11 bytes long
+// ("private key"), and the words before it that make it a public key's
+// are read up to 64 bytes back.
+const lookbehind = nearWindow + 11 + 64 + 5
 
 // Lookbehind implements scanner.Lookbehinder.
 func (s *Scanner) Lookbehind() int { return lookbehind }
