@@ -73,7 +73,7 @@ func (a *App) activate() error {
 	if a.shared.store == nil {
 		return nil
 	}
-	if d, ok := a.shared.store.(durabilitySetter); ok {
+	if d, ok := a.shared.engine.(durabilitySetter); ok {
 		if err := d.SetDurability(a.durability); err != nil {
 			return err
 		}

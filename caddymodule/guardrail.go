@@ -163,6 +163,11 @@ func (g *GuardrailHandler) admit(w http.ResponseWriter, r *http.Request) (guardr
 	who, err := g.app.auth.Authenticate(guardrailToken(r))
 	if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
 		g.logger.Error("checking a guardrail token", zap.Error(err))
+		if rf := g.app.storeRefusal(err, ""); rf.status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", rf.retryAfter)
+			return nil, auth.Principal{}, &guardRefusal{rf.reason, &guardrail.Error{Status: rf.status, Code: rf.code,
+				Message: "Promptwall cannot reach its store right now; retry shortly."}}
+		}
 		return nil, auth.Principal{}, &guardRefusal{"", &guardrail.Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "The token could not be checked."}}
 	}
 	if err != nil {
@@ -203,9 +208,10 @@ func (g *GuardrailHandler) parse(w http.ResponseWriter, r *http.Request, shape g
 func (g *GuardrailHandler) answer(w http.ResponseWriter, r *http.Request, received time.Time, shape guardrail.Shape, who auth.Principal, check *guardrail.Check) error {
 	res, err := g.app.shared.store.Reserve(r.Context())
 	if err != nil {
-		g.logger.Error("refusing guardrail check: record queue full", zap.Error(err))
-		w.Header().Set("Retry-After", "1")
-		return g.refuse(w, "store_full", &guardrail.Error{Status: http.StatusServiceUnavailable, Code: "service_unavailable",
+		g.logger.Error("refusing guardrail check: its record cannot be queued", zap.Error(err))
+		rf := g.app.reserveRefusal(err)
+		w.Header().Set("Retry-After", rf.retryAfter)
+		return g.refuse(w, rf.reason, &guardrail.Error{Status: rf.status, Code: rf.code,
 			Message: "Promptwall cannot record checks right now; retry shortly."})
 	}
 	id := store.NewID()

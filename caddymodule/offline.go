@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/store"
 )
 
 // OfflineScreener screens texts with the endpoints of a promptwall app
@@ -67,7 +69,7 @@ func (a *App) provisionScreening(ctx caddy.Context) error {
 // StoragePath is the bbolt database path of appJSON (the config's
 // apps.promptwall, or empty): its storage, else the default path, with
 // placeholders replaced. A config whose storage is another engine is an
-// error: operator commands open bbolt files only.
+// error.
 func StoragePath(appJSON json.RawMessage) (string, error) {
 	app, err := decodeApp(appJSON)
 	if err != nil {
@@ -88,8 +90,7 @@ func StoragePath(appJSON json.RawMessage) (string, error) {
 			return "", fmt.Errorf("storage: %w", err)
 		}
 		if mod.Engine != "bolt" {
-			return "", fmt.Errorf("the config keeps its data in storage %q: this command opens bbolt files only; "+
-				"use the running gateway's /backend/v1 API instead", mod.Engine)
+			return "", fmt.Errorf("the config keeps its data in storage %q, not in a bbolt file (see OpenStorage)", mod.Engine)
 		}
 		if err := json.Unmarshal(raw, bolt); err != nil {
 			return "", fmt.Errorf("storage bolt: %w", err)
@@ -99,6 +100,61 @@ func StoragePath(appJSON json.RawMessage) (string, error) {
 		bolt.Path = defaultStoragePath()
 	}
 	return caddy.NewReplacer().ReplaceKnown(bolt.Path, ""), nil
+}
+
+// StorageEngineName is the storage engine appJSON names: "bolt" for a
+// bbolt file (a path, storage bolt, or no storage at all).
+func StorageEngineName(appJSON json.RawMessage) (string, error) {
+	app, err := decodeApp(appJSON)
+	if err != nil {
+		return "", err
+	}
+	if raw := app.StorageRaw; len(raw) > 0 && raw[0] != '"' {
+		var mod struct {
+			Engine string `json:"engine"`
+		}
+		if err := json.Unmarshal(raw, &mod); err != nil {
+			return "", fmt.Errorf("storage: %w", err)
+		}
+		return mod.Engine, nil
+	}
+	return "bolt", nil
+}
+
+// OpenStorage opens the store appJSON names, for an operator command next
+// to running gateways (a database server they share). Retention is off: a
+// command must never expire records under a retention other than the
+// gateways'. Close the store to release it.
+func OpenStorage(appJSON json.RawMessage) (store.Backend, error) {
+	app, err := decodeApp(appJSON)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	app.logger, app.metrics = zap.NewNop(), getMetrics()
+	if err := app.provisionStorage(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	st, err := app.storage.OpenStore(ctx, StorageOptions{
+		OpenTimeout: 10 * time.Second, Retention: -1, Durability: store.DurabilitySync, Logger: zap.NewNop(),
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &commandStore{Backend: st, cancel: cancel}, nil
+}
+
+// commandStore ends the command's Caddy context with the store.
+type commandStore struct {
+	store.Backend
+	cancel context.CancelFunc
+}
+
+func (s *commandStore) Close() error {
+	defer s.cancel()
+	return s.Backend.Close()
 }
 
 func decodeApp(appJSON json.RawMessage) (*App, error) {

@@ -41,7 +41,8 @@ type StorageOptions struct {
 	// MaxSize bounds a bbolt file; engines that cannot honour it refuse a
 	// config that sets it.
 	MaxSize int64
-	// Retention is 0 to keep records forever.
+	// Retention is how long records are kept; negative keeps them
+	// forever.
 	Retention time.Duration
 	Observer  store.Observer
 	Logger    *zap.Logger
@@ -89,17 +90,13 @@ func (a *App) provisionStorage(ctx caddy.Context) error {
 
 // storageOptions are the app's settings for the engine.
 func (a *App) storageOptions(health *storeHealth) StorageOptions {
-	retention := time.Duration(a.Retention)
-	if retention < 0 {
-		retention = 0
-	}
 	return StorageOptions{
 		OpenTimeout: time.Duration(a.OpenTimeout),
 		QueueSize:   a.QueueSize,
 		EnqueueWait: time.Duration(a.EnqueueWait),
 		Durability:  a.durability,
 		MaxSize:     a.MaxSize,
-		Retention:   retention,
+		Retention:   time.Duration(a.Retention),
 		Observer:    storeObserver{m: a.metrics, health: health},
 		Logger:      a.logger.Named("store"),
 	}

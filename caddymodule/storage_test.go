@@ -82,7 +82,7 @@ func TestStorageBoltForms(t *testing.T) {
 	if err != nil || got != path {
 		t.Fatalf("StoragePath of storage bolt = %q, %v", got, err)
 	}
-	if _, err := StoragePath(json.RawMessage(`{"storage":{"engine":"postgres","dsn":"x"}}`)); err == nil || !strings.Contains(err.Error(), "bbolt files only") {
+	if _, err := StoragePath(json.RawMessage(`{"storage":{"engine":"postgres","dsn":"x"}}`)); err == nil || !strings.Contains(err.Error(), "not in a bbolt file") {
 		t.Fatalf("StoragePath of storage postgres: %v", err)
 	}
 }
@@ -178,5 +178,99 @@ func TestStoragePostgresOpen(t *testing.T) {
 	_, err = dead.OpenStore(ctx, StorageOptions{OpenTimeout: 3 * time.Second, Logger: ctx.Logger()})
 	if err == nil || !strings.Contains(err.Error(), "storage postgres") || !dead.Unavailable(err) {
 		t.Fatalf("opening an unreachable server: %v (unavailable: %v)", err, dead.Unavailable(err))
+	}
+}
+
+// A reload that changes durability changes it on the open store: the
+// gateway's outage guard wraps the store but must not hide its settings.
+func TestActivateSetsDurability(t *testing.T) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	path, _ := json.Marshal(filepath.Join(t.TempDir(), "pw.db"))
+	a := &App{StorageRaw: path, VerdictCacheBytes: 1 << 20, durability: store.DurabilitySync}
+	a.logger, a.metrics = ctx.Logger(), getMetrics()
+	if err := a.provisionStorage(ctx); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := a.openShared(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Destruct()
+	a.shared = shared
+	for _, d := range []store.Durability{store.DurabilityBatched, store.DurabilitySync} {
+		a.durability = d
+		if err := a.activate(); err != nil {
+			t.Fatal(err)
+		}
+		if got := shared.engine.(*store.Store).Durability(); got != d {
+			t.Fatalf("after activating durability %s the store has %s", d, got)
+		}
+	}
+}
+
+// retention with a negative value keeps records forever: an old record
+// survives the sweep a store runs when it opens.
+func TestNegativeRetentionKeepsRecords(t *testing.T) {
+	path, _ := json.Marshal(filepath.Join(t.TempDir(), "pw.db"))
+	old := store.Timestamp(time.Now().AddDate(-1, 0, 0))
+	for i, retention := range []time.Duration{-1, -1, 24 * time.Hour} {
+		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+		a := &App{StorageRaw: path, VerdictCacheBytes: 1 << 20, Retention: caddy.Duration(retention), durability: store.DurabilitySync}
+		a.logger, a.metrics = ctx.Logger(), getMetrics()
+		if err := a.provisionStorage(ctx); err != nil {
+			t.Fatal(err)
+		}
+		shared, err := a.openShared(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if err := shared.store.Put(ctx, &store.Prompt{ID: "old-record", OrgID: "o1", Type: "prompt", ReceivedAt: old}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = shared.store.GetPrompt("old-record")
+		if retention < 0 && err != nil {
+			t.Fatalf("open %d, retention %s: a year-old record is gone: %v", i, retention, err)
+		}
+		if retention > 0 && !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("retention %s kept a year-old record: %v", retention, err)
+		}
+		if err := shared.Destruct(); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+	}
+}
+
+// The gateway's refusals when the store fails: an unreachable server is
+// 503 store_unavailable (retry), a full queue 503 store_full, anything
+// else 500.
+func TestStoreRefusals(t *testing.T) {
+	a := &App{shared: &sharedState{health: newStoreHealth(new(PostgresStorage))}}
+	refused := &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}
+	tests := []struct {
+		name       string
+		refuse     func(error) *refusal
+		err        error
+		wantStatus int
+		wantCode   string
+	}{
+		{name: "token check, server unreachable", refuse: func(err error) *refusal { return a.storeRefusal(err, "x") }, err: refused, wantStatus: 503, wantCode: "store_unavailable"},
+		{name: "token check, other failure", refuse: func(err error) *refusal { return a.storeRefusal(err, "x") }, err: errors.New("corrupt"), wantStatus: 500, wantCode: "internal_error"},
+		{name: "reserve, outage known", refuse: a.reserveRefusal, err: errStoreUnavailable, wantStatus: 503, wantCode: "store_unavailable"},
+		{name: "reserve, queue full", refuse: a.reserveRefusal, err: store.ErrQueueFull, wantStatus: 503, wantCode: "service_unavailable"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rf := tc.refuse(tc.err)
+			if rf.status != tc.wantStatus || rf.code != tc.wantCode {
+				t.Fatalf("got %d %s, want %d %s", rf.status, rf.code, tc.wantStatus, tc.wantCode)
+			}
+			if (rf.status == 503) != (rf.retryAfter != "") {
+				t.Fatalf("status %d with Retry-After %q", rf.status, rf.retryAfter)
+			}
+		})
 	}
 }

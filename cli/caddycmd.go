@@ -156,28 +156,35 @@ func dbFlags(c *cobra.Command) {
 // database.
 var errNoDatabase = errors.New("no database path: give --db, or --config naming a config with promptwall storage")
 
-// dbPath resolves the database: --db, else the storage of --config, else the
-// app's default path.
-func dbPath(c *cobra.Command) (string, error) {
+// database resolves the database: --db, else the storage of --config,
+// else the app's default path.
+func database(c *cobra.Command) (Database, error) {
 	if p, _ := c.Flags().GetString("db"); p != "" {
-		return p, nil
+		return Database{Path: p}, nil
 	}
 	var appJSON json.RawMessage
 	if configFile, _ := c.Flags().GetString("config"); configFile != "" {
 		adapter, _ := c.Flags().GetString("adapter")
 		var err error
 		if appJSON, err = appConfig(configFile, adapter); err != nil {
-			return "", err
+			return Database{}, err
 		}
+	}
+	engine, err := caddymodule.StorageEngineName(appJSON)
+	if err != nil {
+		return Database{}, err
+	}
+	if engine != "bolt" {
+		return Database{Open: func() (store.Backend, error) { return caddymodule.OpenStorage(appJSON) }}, nil
 	}
 	p, err := caddymodule.StoragePath(appJSON)
 	if err != nil {
-		return "", err
+		return Database{}, err
 	}
 	if p == "" {
-		return "", errNoDatabase
+		return Database{}, errNoDatabase
 	}
-	return p, nil
+	return Database{Path: p}, nil
 }
 
 // appConfig loads a config file through its adapter and returns its
@@ -203,7 +210,7 @@ func userCommand() *cobra.Command {
 		Use:   "add --email <e-mail> [--name <name>] [--role owner|admin|member] [--org <org>]",
 		Short: "Add a user to an organization",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := dbPath(cmd)
+			db, err := database(cmd)
 			if err != nil {
 				return err
 			}
@@ -226,7 +233,7 @@ func userCommand() *cobra.Command {
 		Use:   "list [--org <org>]",
 		Short: "List an organization's users",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := dbPath(cmd)
+			db, err := database(cmd)
 			if err != nil {
 				return err
 			}
@@ -241,7 +248,7 @@ func userCommand() *cobra.Command {
 			Short: strings.ToUpper(use[:1]) + use[1:] + " a user (blocked users get 401 on every call)",
 			Args:  cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				db, err := dbPath(cmd)
+				db, err := database(cmd)
 				if err != nil {
 					return err
 				}
@@ -264,7 +271,7 @@ func tokenCommand() *cobra.Command {
 		Short: "Create an API token for a user; it is printed once, only its SHA-256 is stored",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := dbPath(cmd)
+			db, err := database(cmd)
 			if err != nil {
 				return err
 			}
@@ -280,7 +287,7 @@ func tokenCommand() *cobra.Command {
 		Short: "Revoke an API token",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := dbPath(cmd)
+			db, err := database(cmd)
 			if err != nil {
 				return err
 			}

@@ -69,14 +69,14 @@ var tokenIDLine = regexp.MustCompile(`(?m)^token id:\s+(\S+)$`)
 func TestUserAndTokenLifecycle(t *testing.T) {
 	path := newDB(t, "default")
 	var out bytes.Buffer
-	if err := UserAdd(&out, path, UserAddArgs{Org: "default", Email: "ops@example.com", Name: "Ops", Role: store.RoleAdmin}); err != nil {
+	if err := UserAdd(&out, Database{Path: path}, UserAddArgs{Org: "default", Email: "ops@example.com", Name: "Ops", Role: store.RoleAdmin}); err != nil {
 		t.Fatal(err)
 	}
-	if err := UserAdd(&out, path, UserAddArgs{Org: "DEFAULT", Email: "dev@example.com"}); err != nil {
+	if err := UserAdd(&out, Database{Path: path}, UserAddArgs{Org: "DEFAULT", Email: "dev@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	out.Reset()
-	if err := UserList(&out, path, "default"); err != nil {
+	if err := UserList(&out, Database{Path: path}, "default"); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -87,7 +87,7 @@ func TestUserAndTokenLifecycle(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := TokenCreate(&out, path, "default", "ops@example.com", "laptop"); err != nil {
+	if err := TokenCreate(&out, Database{Path: path}, "default", "ops@example.com", "laptop"); err != nil {
 		t.Fatal(err)
 	}
 	m, idm := tokenLine.FindStringSubmatch(out.String()), tokenIDLine.FindStringSubmatch(out.String())
@@ -107,9 +107,9 @@ func TestUserAndTokenLifecycle(t *testing.T) {
 		run    func() error
 		status int
 	}{
-		{"block", func() error { return UserBlock(&out, path, "default", "ops@example.com", true) }, http.StatusUnauthorized},
-		{"unblock", func() error { return UserBlock(&out, path, "default", "ops@example.com", false) }, http.StatusOK},
-		{"revoke", func() error { return TokenRevoke(&out, path, tokenID) }, http.StatusUnauthorized},
+		{"block", func() error { return UserBlock(&out, Database{Path: path}, "default", "ops@example.com", true) }, http.StatusUnauthorized},
+		{"unblock", func() error { return UserBlock(&out, Database{Path: path}, "default", "ops@example.com", false) }, http.StatusOK},
+		{"revoke", func() error { return TokenRevoke(&out, Database{Path: path}, tokenID) }, http.StatusUnauthorized},
 	}
 	for _, s := range steps {
 		if err := s.run(); err != nil {
@@ -122,11 +122,11 @@ func TestUserAndTokenLifecycle(t *testing.T) {
 
 	// A second token, revoked by its value.
 	out.Reset()
-	if err := TokenCreate(&out, path, "default", "dev@example.com", ""); err != nil {
+	if err := TokenCreate(&out, Database{Path: path}, "default", "dev@example.com", ""); err != nil {
 		t.Fatal(err)
 	}
 	token2 := tokenLine.FindStringSubmatch(out.String())[1]
-	if err := TokenRevoke(&out, path, token2); err != nil {
+	if err := TokenRevoke(&out, Database{Path: path}, token2); err != nil {
 		t.Fatal(err)
 	}
 	if got := apiStatus(t, path, token2); got != http.StatusUnauthorized {
@@ -138,12 +138,16 @@ func TestUserAndTokenLifecycle(t *testing.T) {
 		run  func() error
 		want string
 	}{
-		{"unknown org", func() error { return UserAdd(&out, path, UserAddArgs{Org: "nope", Email: "a@b"}) }, "no organization"},
-		{"duplicate email", func() error { return UserAdd(&out, path, UserAddArgs{Org: "default", Email: "OPS@example.com"}) }, "already exists"},
-		{"bad role", func() error { return UserAdd(&out, path, UserAddArgs{Org: "default", Email: "x@y", Role: "root"}) }, "role"},
-		{"unknown user", func() error { return UserBlock(&out, path, "default", "who@example.com", true) }, "no user"},
-		{"token for unknown user", func() error { return TokenCreate(&out, path, "default", "who@example.com", "") }, "no user"},
-		{"revoke twice", func() error { return TokenRevoke(&out, path, tokenID) }, "no such token"},
+		{"unknown org", func() error { return UserAdd(&out, Database{Path: path}, UserAddArgs{Org: "nope", Email: "a@b"}) }, "no organization"},
+		{"duplicate email", func() error {
+			return UserAdd(&out, Database{Path: path}, UserAddArgs{Org: "default", Email: "OPS@example.com"})
+		}, "already exists"},
+		{"bad role", func() error {
+			return UserAdd(&out, Database{Path: path}, UserAddArgs{Org: "default", Email: "x@y", Role: "root"})
+		}, "role"},
+		{"unknown user", func() error { return UserBlock(&out, Database{Path: path}, "default", "who@example.com", true) }, "no user"},
+		{"token for unknown user", func() error { return TokenCreate(&out, Database{Path: path}, "default", "who@example.com", "") }, "no user"},
+		{"revoke twice", func() error { return TokenRevoke(&out, Database{Path: path}, tokenID) }, "no such token"},
 	}
 	for _, e := range errs {
 		if err := e.run(); err == nil || !strings.Contains(err.Error(), e.want) {
@@ -159,7 +163,7 @@ func TestLockedDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	err = UserList(&bytes.Buffer{}, path, "default")
+	err = UserList(&bytes.Buffer{}, Database{Path: path}, "default")
 	if !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "stop it") || !strings.Contains(err.Error(), "/backend/v1") {
 		t.Fatalf("error %v, want ErrLocked explaining what to do", err)
 	}

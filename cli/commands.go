@@ -33,10 +33,32 @@ func OpenStore(path string) (*store.Store, error) {
 	return st, err
 }
 
+// Database is the store an operator command opens: a bbolt file, or the
+// store a config names when it is not one (PostgreSQL, shared with the
+// running gateways, so the commands work while they run).
+type Database struct {
+	// Path is the bbolt file.
+	Path string
+	// Open, when set, opens the store instead of Path.
+	Open func() (store.Backend, error)
+}
+
+// open opens the database.
+func (db Database) open() (store.Backend, error) {
+	if db.Open != nil {
+		return db.Open()
+	}
+	st, err := OpenStore(db.Path)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
 // withStore opens the database, runs fn and closes it, reporting a close
 // error only when fn succeeded.
-func withStore(path string, fn func(store.IdentityStore) error) (err error) {
-	st, err := OpenStore(path)
+func withStore(db Database, fn func(store.IdentityStore) error) (err error) {
+	st, err := db.open()
 	if err != nil {
 		return err
 	}
@@ -93,11 +115,11 @@ type UserAddArgs struct {
 }
 
 // UserAdd creates a user and prints its id.
-func UserAdd(w io.Writer, dbPath string, a UserAddArgs) error {
+func UserAdd(w io.Writer, db Database, a UserAddArgs) error {
 	if a.Role == "" {
 		a.Role = store.RoleMember
 	}
-	return withStore(dbPath, func(st store.IdentityStore) error {
+	return withStore(db, func(st store.IdentityStore) error {
 		org, err := findOrg(st, a.Org)
 		if err != nil {
 			return err
@@ -113,8 +135,8 @@ func UserAdd(w io.Writer, dbPath string, a UserAddArgs) error {
 }
 
 // UserList prints the users of an org, newest first, as a table.
-func UserList(w io.Writer, dbPath, org string) error {
-	return withStore(dbPath, func(st store.IdentityStore) error {
+func UserList(w io.Writer, db Database, org string) error {
+	return withStore(db, func(st store.IdentityStore) error {
 		o, err := findOrg(st, org)
 		if err != nil {
 			return err
@@ -141,8 +163,8 @@ func UserList(w io.Writer, dbPath, org string) error {
 
 // UserBlock blocks (or, with blocked false, unblocks) a user given by id
 // or e-mail. A blocked user's tokens stop working at once.
-func UserBlock(w io.Writer, dbPath, org, user string, blocked bool) error {
-	return withStore(dbPath, func(st store.IdentityStore) error {
+func UserBlock(w io.Writer, db Database, org, user string, blocked bool) error {
+	return withStore(db, func(st store.IdentityStore) error {
 		o, err := findOrg(st, org)
 		if err != nil {
 			return err
@@ -165,8 +187,8 @@ func UserBlock(w io.Writer, dbPath, org, user string, blocked bool) error {
 
 // TokenCreate issues a token for a user given by id or e-mail and prints
 // it. This is the only time the token is shown.
-func TokenCreate(w io.Writer, dbPath, org, user, name string) error {
-	return withStore(dbPath, func(st store.IdentityStore) error {
+func TokenCreate(w io.Writer, db Database, org, user, name string) error {
+	return withStore(db, func(st store.IdentityStore) error {
 		o, err := findOrg(st, org)
 		if err != nil {
 			return err
@@ -187,8 +209,8 @@ func TokenCreate(w io.Writer, dbPath, org, user, name string) error {
 }
 
 // TokenRevoke deletes a token given by its id or its clear value.
-func TokenRevoke(w io.Writer, dbPath, idOrToken string) error {
-	return withStore(dbPath, func(st store.IdentityStore) error {
+func TokenRevoke(w io.Writer, db Database, idOrToken string) error {
+	return withStore(db, func(st store.IdentityStore) error {
 		if err := st.RevokeToken(idOrToken); errors.Is(err, store.ErrNotFound) {
 			return errors.New("no such token (already revoked?)")
 		} else if err != nil {

@@ -95,3 +95,35 @@ func TestSchedulesAcrossInstances(t *testing.T) {
 	}
 	waitDone(t, owner, runs[0].ID)
 }
+
+// A run cancelled through an instance that does not execute it stops on
+// the instance that does, and ends cancelled.
+func TestCancelAcrossInstances(t *testing.T) {
+	defer func(p time.Duration) { cancelPoll = p }(cancelPoll)
+	cancelPoll = 20 * time.Millisecond
+	target := &mockTarget{hold: 1, started: make(chan struct{})}
+	a := newRig(t, target, func(o *Options) { o.Concurrency = 1 })
+	a.r.opts.Locker = a.s
+	b, err := NewRunner(Options{Store: a.s, Library: a.lib, Target: target, Locker: a.s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	id := a.campaign(t, store.Campaign{Name: "Long", Providers: []string{"p1"}, Packs: []string{"hand"}})
+	run, err := a.r.Start(context.Background(), "o1", id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-target.started
+	got, err := b.Cancel("o1", run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.RunCancelled {
+		t.Fatalf("run cancelled through the other instance is %s", got.Status)
+	}
+	waitDone(t, a.r, run.ID)
+	if got, _ := a.s.GetCampaignRun(run.ID, false); got.Status != store.RunCancelled {
+		t.Fatalf("stored run is %s after it stopped", got.Status)
+	}
+}

@@ -154,6 +154,8 @@ type Runner struct {
 	mu     sync.Mutex
 	active map[string]*activeRun
 	closed bool
+
+	cancelPoll time.Duration
 }
 
 type activeRun struct {
@@ -194,6 +196,8 @@ func NewRunner(opts Options) (*Runner, error) {
 		now:    opts.Now,
 		slots:  make(chan struct{}, opts.MaxConcurrentRuns),
 		active: make(map[string]*activeRun),
+
+		cancelPoll: cancelPoll,
 	}
 	if r.log == nil {
 		r.log = zap.NewNop()
@@ -355,6 +359,9 @@ func (r *Runner) start(ctx context.Context, orgID, campaignID, userID, scheduleI
 	r.active[run.ID] = act
 	snapshot := cloneRun(run)
 	ex := &execution{r: r, run: run, plan: plan, canary: canary, system: sys}
+	if r.opts.Locker != nil {
+		go r.watchCancel(run.ID, cancel, act.done)
+	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -414,6 +421,16 @@ func (r *Runner) Cancel(orgID, runID string) (*store.CampaignRun, error) {
 		return nil, err
 	}
 	if run.Status == store.RunQueued || run.Status == store.RunRunning {
+		elsewhere, err := r.executedElsewhere(context.Background(), runID)
+		if err != nil {
+			return nil, err
+		}
+		if elsewhere {
+			if err := r.cancelElsewhere(context.Background(), runID); err != nil {
+				return nil, err
+			}
+			return r.opts.Store.GetCampaignRun(runID, false)
+		}
 		// Left unfinished by another process (Recover not run yet).
 		if err := r.finishOrphan(run, store.RunCancelled, errCancelled.Error()); err != nil {
 			return nil, err

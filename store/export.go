@@ -34,8 +34,9 @@ func AppendPromptJSON(b []byte, p *Prompt) ([]byte, error) {
 	return b, nil
 }
 
-// Cursors signs and checks ListPrompts cursors under a key, in the form
-// *Store issues them: a backend using the same key issues cursors any
+// Cursors signs and checks list cursors under a key, in the form *Store
+// issues them, and pages lists (prompts, users, providers, campaign runs)
+// by *Store's rules: a backend using the same key issues cursors any
 // instance accepts, and a cursor from any other database is refused.
 type Cursors struct{ s *Store }
 

@@ -146,7 +146,6 @@ const caddyfile = `{
 			addr %[3]s
 			prefix %[4]s
 			lease_ttl %[5]s
-			timeout 250ms
 		}
 		provider openai {
 			type openai
@@ -554,14 +553,24 @@ func run(duration time.Duration, bin string) error {
 	up.delay.Store(int64(50 * time.Millisecond))
 	var got atomic.Int64
 	var wg2 sync.WaitGroup
+	var mu sync.Mutex
+	var refused []string
 	for range slotLimit {
 		wg2.Go(func() {
-			if a, err := insts[1].post(context.Background(), client); err == nil && a.code == http.StatusOK {
+			a, err := insts[1].post(context.Background(), client)
+			if err == nil && a.code == http.StatusOK {
 				got.Add(1)
+				return
 			}
+			mu.Lock()
+			refused = append(refused, fmt.Sprint(a.code, " ", a.errCode, " ", err))
+			mu.Unlock()
 		})
 	}
 	wg2.Wait()
+	if len(refused) > 0 {
+		fmt.Printf("  not admitted: %v\n", refused)
+	}
 	back := time.Since(killed)
 	fmt.Printf("after the kill, instance 1 was admitted %d of %d requests within %s (lease %s)\n", got.Load(), slotLimit, back.Round(time.Millisecond), leaseTTL)
 	if got.Load() != slotLimit {

@@ -2,9 +2,9 @@ package injection
 
 import (
 	"context"
-	"strings"
 	"testing"
 
+	"github.com/promptwall/promptwall/internal/evasion"
 	"github.com/promptwall/promptwall/scanner"
 )
 
@@ -90,30 +90,15 @@ func TestKindThresholds(t *testing.T) {
 // out letter by letter: the zone is found on the folded view, where the
 // spacing is undone.
 func TestContentZoneOfSpacedDocument(t *testing.T) {
-	spaced := func(s string) string {
-		var b strings.Builder
-		for i, w := range strings.Fields(s) {
-			if i > 0 {
-				b.WriteString("   ")
-			}
-			for j, r := range w {
-				if j > 0 {
-					b.WriteByte(' ')
-				}
-				b.WriteRune(r)
-			}
-		}
-		return b.String()
-	}
 	traceback := "Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\nKeyError: 'user'"
 	tests := []struct {
 		name, text string
 		wantZone   bool
 	}{
 		{"a traceback", traceback, true},
-		{"a letter-spaced traceback", spaced(traceback), true},
-		{"a letter-spaced mail header", spaced("Subject: invoice From: ana@example.com the invoice for March is attached"), true},
-		{"a letter-spaced request", spaced("please write me a short poem about the harbour at night"), false},
+		{"a letter-spaced traceback", evasion.Spaced(traceback), true},
+		{"a letter-spaced mail header", evasion.Spaced("Subject: invoice From: ana@example.com the invoice for March is attached"), true},
+		{"a letter-spaced request", evasion.Spaced("please write me a short poem about the harbour at night"), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -129,6 +129,11 @@ func (r *rule) openMatch(text string, ks, ke int) int {
 			return ss
 		}
 	case "generic-password", "generic-secret", "generic-key":
+		// The rule's own keyword test first: "api" inside "capital" or a
+		// short "pass" inside a word names no key, so prose holds nothing.
+		if (r.id == "generic-key" || r.id == "generic-password" && ke-ks <= 4) && !keywordSegment(text, ks, ke) {
+			return len(text)
+		}
 		if assignmentOpen(text, ks, ke) {
 			return ks
 		}

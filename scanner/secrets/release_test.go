@@ -50,6 +50,8 @@ func TestHoldReleasesProse(t *testing.T) {
 	}{
 		{"a plain word leaves at once", "The capital of France is Par", 28},
 		{"text ending in a space", "The capital of France is ", 25},
+		{"a keyword inside a word names no key", "The capital ", 12},
+		{"nor does a short one", "a rapid compass ", 16},
 		{"a keyword's beginning waits", "use the key AK", 12},
 		{"a keyword's beginning waits, any case", "export Sk", 7},
 		{"a word with a digit waits", "the value w0001", 10},

@@ -106,6 +106,15 @@ func TestConfigConverges(t *testing.T) {
 			t.Errorf("GetOrgByName = %+v, %v", o, err)
 		}
 	}
+	// A users cursor of one instance pages on the other.
+	first, err := instances[0].ListUsers(store.UserQuery{OrgID: "o1", Limit: 2})
+	if err != nil || first.Next == "" {
+		t.Fatalf("first users page = %+v, %v", first, err)
+	}
+	rest, err := instances[1].ListUsers(store.UserQuery{OrgID: "o1", Limit: 2, Cursor: first.Next})
+	if err != nil || len(rest.Items) != 1 || rest.Items[0].ID != "u0" {
+		t.Fatalf("users page through the other instance = %+v, %v", rest, err)
+	}
 }
 
 // TestCreateOrgOnce: two instances creating orgs of the same name at once

@@ -125,17 +125,29 @@ func (s *Store) writeBatch(batch []*row) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	tx, err := s.pool.Begin(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = tx.Rollback(context.Background()) }()
-	// One round trip: the lock, the scanner sets, and whether any record
-	// of the batch replaces a stored one. Writers of every instance take
-	// turns on the lock, so seq order is commit order (a record never
+	defer conn.Release()
+	done := false
+	defer func() {
+		if !done {
+			// A failed batch leaves its transaction open or aborted.
+			rctx, rcancel := context.WithTimeout(context.Background(), readTimeout)
+			defer rcancel()
+			_, _ = conn.Exec(rctx, `ROLLBACK`)
+		}
+	}()
+	// One round trip opens the transaction, takes the lock, stores the
+	// scanner sets and finds whether any record of the batch replaces a
+	// stored one: every round trip counts when batches are small (sync
+	// mode commits as soon as records arrive). Writers of every instance
+	// take turns on the lock, so seq order is commit order (a record never
 	// appears behind a cursor already handed out), and what the check
 	// finds cannot change before this transaction ends.
 	pre := &pgx.Batch{}
+	pre.Queue(`BEGIN`)
 	if s.q.Durable() {
 		// Sync mode acknowledges a record once its commit is on the
 		// server's disk: whatever the server's or the database's default,
@@ -150,23 +162,33 @@ func (s *Store) writeBatch(batch []*row) error {
 	pre.Queue(`SELECT EXISTS (SELECT 1 FROM promptwall_prompts WHERE id = ANY($1))`, ids).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&replaces)
 	})
-	if err := tx.SendBatch(ctx, pre).Close(); err != nil {
+	if err := conn.SendBatch(ctx, pre).Close(); err != nil {
 		return err
 	}
-	// COPY is the fastest way in, but cannot update: a batch that replaces
-	// a record goes in with the multi-row upsert.
-	if replaces || s.opts.noCopy {
-		_, err = tx.Exec(ctx, insertRecords, ids, orgs, users, outcomes, projects, providers, endpoints, ms, preserve, inputs, bodies, refs)
+	// COPY is the fastest way in for many rows, but cannot update: a batch
+	// that replaces a record goes in with the multi-row upsert, as does a
+	// small one: COPY waits for the server's go-ahead before sending rows,
+	// a round trip more than the INSERT, which a few rows' savings do not
+	// repay.
+	if replaces || s.opts.noCopy || len(ids) < copyMin {
+		_, err = conn.Exec(ctx, insertRecords, ids, orgs, users, outcomes, projects, providers, endpoints, ms, preserve, inputs, bodies, refs)
 	} else {
-		_, err = tx.CopyFrom(ctx, pgx.Identifier{"promptwall_prompts"}, recordColumns, pgx.CopyFromSlice(len(ids), func(i int) ([]any, error) {
+		_, err = conn.CopyFrom(ctx, pgx.Identifier{"promptwall_prompts"}, recordColumns, pgx.CopyFromSlice(len(ids), func(i int) ([]any, error) {
 			return []any{ids[i], orgs[i], users[i], outcomes[i], projects[i], providers[i], endpoints[i], ms[i], preserve[i], inputs[i], bodies[i], refs[i]}, nil
 		}))
 	}
 	if err != nil {
 		return err
 	}
-	return tx.Commit(ctx)
+	if _, err := conn.Exec(ctx, `COMMIT`); err != nil {
+		return err
+	}
+	done = true
+	return nil
 }
+
+// copyMin is the smallest batch written with COPY.
+const copyMin = 128
 
 // recordColumns are the columns COPY fills, in insertRecords' order.
 var recordColumns = []string{"id", "org_id", "user_id", "outcome", "project_id", "provider_id", "endpoint_id",

@@ -2,7 +2,9 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,5 +46,65 @@ func TestCopyFallsBackToUpsert(t *testing.T) {
 	}
 	if want := []string{"c", "b", "a replaced"}; !slices.Equal(got, want) {
 		t.Fatalf("records newest first: %q, want %q", got, want)
+	}
+}
+
+// batchObserver records the largest batch committed.
+type batchObserver struct {
+	mu  sync.Mutex
+	max int
+}
+
+func (o *batchObserver) QueueDepth(int) {}
+func (o *batchObserver) Rejected()      {}
+func (o *batchObserver) Committed(n int, _ time.Duration, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err == nil {
+		o.max = max(o.max, n)
+	}
+}
+
+// TestCopyBatches: batches large enough to go in with COPY keep every
+// record, in commit order.
+func TestCopyBatches(t *testing.T) {
+	obs := &batchObserver{}
+	// Full batches of copyMin records commit at once, whatever BatchWait.
+	s := openTest(t, Options{Durability: store.DurabilityBatched, BatchSize: copyMin, BatchWait: time.Hour, Observer: obs})
+	ctx := context.Background()
+	var want []string
+	for i := range 3 * copyMin {
+		p := &store.Prompt{OrgID: "o", Input: fmt.Sprint("record ", i)}
+		if err := s.Put(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p.ID)
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	obs.mu.Lock()
+	largest := obs.max
+	obs.mu.Unlock()
+	if largest < copyMin {
+		t.Fatalf("largest batch %d: no batch reached COPY's %d records", largest, copyMin)
+	}
+	var got []string
+	q := store.Query{OrgID: "o", Limit: store.MaxLimit, Ascending: true}
+	for {
+		page, err := s.ListPrompts(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range page.Items {
+			got = append(got, p.ID)
+		}
+		if page.Next == "" {
+			break
+		}
+		q.Cursor = page.Next
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("listed %d records, want the %d written in order", len(got), len(want))
 	}
 }
