@@ -379,11 +379,6 @@ func wordShare(v string) float64 {
 	return float64(wordy) / float64(letters)
 }
 
-// camelWords reports a name made of words with digits among them
-// ("2024Q3ResultsPresentationFinal", "setTokenFieldRFC3339"): half its
-// letters or more read as words (see wordShare).
-func camelWords(v string) bool { return wordShare(v) >= 0.5 }
-
 // codeName reports a qualified or compound name from code
 // ("x509.ExtKeyUsageServerAuth", "pkcs11.CKM_ECDH1_DERIVE",
 // "descriptor.FieldDescriptorProto_TYPE_SFIXED32",
