@@ -99,6 +99,8 @@ services_start() {
 	done
 	export PROMPTWALL_TEST_PG_DSN="postgres://postgres@127.0.0.1:$pport/promptwall_test?sslmode=disable"
 	export PROMPTWALL_TEST_REDIS_ADDR="127.0.0.1:$rport"
+	# Redis's directory (redis.pid), for tests that stop and restart it.
+	export PROMPTWALL_TEST_REDIS_DIR="$services_dir/redis"
 	# The PostgreSQL binaries, for tests that stop and restart the server.
 	export PROMPTWALL_TEST_PG_CTL="$services_pg_bin/pg_ctl"
 	export PROMPTWALL_TEST_PG_DATA="$services_dir/pg/data"
@@ -116,7 +118,7 @@ services_stop() {
 	fi
 	rm -rf "$services_dir"
 	services_dir=""
-	unset PROMPTWALL_TEST_PG_DSN PROMPTWALL_TEST_REDIS_ADDR PROMPTWALL_TEST_PG_CTL PROMPTWALL_TEST_PG_DATA
+	unset PROMPTWALL_TEST_PG_DSN PROMPTWALL_TEST_REDIS_ADDR PROMPTWALL_TEST_REDIS_DIR PROMPTWALL_TEST_PG_CTL PROMPTWALL_TEST_PG_DATA
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/promptwall/promptwall/auth"
+	"github.com/promptwall/promptwall/internal/reqhead"
 	"github.com/promptwall/promptwall/limits"
 	"github.com/promptwall/promptwall/store"
 )
@@ -77,11 +78,16 @@ type Config struct {
 	// LimitWait is how long POST /prompts waits for a provider's limits
 	// before answering 429. Default: 2s; negative: no wait.
 	LimitWait time.Duration
+	// StoreUnavailable tells whether a store error means the store's
+	// server is unreachable; such failures are answered 503 unavailable
+	// (retry later) instead of 500. nil: none is.
+	StoreUnavailable func(error) bool
 }
 
 // Handler serves /backend/v1. It is safe for concurrent use.
 type Handler struct {
 	store     store.Backend
+	down      func(error) bool
 	log       *zap.Logger
 	mux       *http.ServeMux
 	auth      *auth.Authenticator
@@ -100,6 +106,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h := &Handler{
 		store:     cfg.Store,
+		down:      cfg.StoreUnavailable,
 		log:       cfg.Logger,
 		mux:       http.NewServeMux(),
 		endpoints: cfg.Endpoints,
@@ -146,10 +153,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	rw.Header().Set("Content-Type", jsonContentType)
 	rw.Header().Set("Cache-Control", "no-store")
+	if msg := reqhead.Check(r); msg != "" {
+		writeError(rw, &apiError{status: http.StatusRequestHeaderFieldsTooLarge, code: reqhead.Code, message: msg})
+		return
+	}
 
 	p, aerr := h.authenticate(r)
 	if aerr != nil {
-		writeError(rw, aerr)
+		writeError(rw, h.unavailable(aerr))
 		return
 	}
 	r = r.WithContext(withPrincipal(r.Context(), p))
@@ -189,6 +200,7 @@ func (h *Handler) route(fn func(w http.ResponseWriter, r *http.Request, p Princi
 			err = fn(w, r, p)
 		}
 		if err != nil {
+			err = h.unavailable(err)
 			if err.status >= 500 {
 				h.log.Error("API error", zap.String("path", r.URL.Path), zap.Int("status", err.status), zap.Error(err.cause))
 			}
@@ -206,10 +218,23 @@ type apiError struct {
 	cause   error
 	// challenge is the WWW-Authenticate value of a 401.
 	challenge string
+	// retryAfter is the Retry-After value of a 503, in seconds.
+	retryAfter string
 }
 
 func badParam(param, format string, args ...any) *apiError {
 	return &apiError{status: http.StatusBadRequest, code: CodeInvalidParameter, param: param, message: fmt.Sprintf(format, args...)}
+}
+
+// unavailable turns an internal error caused by an unreachable store into
+// 503 with Retry-After: the client should retry, nothing is wrong with its
+// request or with the gateway's code.
+func (h *Handler) unavailable(e *apiError) *apiError {
+	if e.status != http.StatusInternalServerError || h.down == nil || e.cause == nil || !h.down(e.cause) {
+		return e
+	}
+	return &apiError{status: http.StatusServiceUnavailable, code: CodeUnavailable, retryAfter: "1",
+		message: "the store is unreachable; retry later", cause: e.cause}
 }
 
 func internal(err error) *apiError {
@@ -229,6 +254,9 @@ type errorDetail struct {
 func writeError(w http.ResponseWriter, e *apiError) {
 	if e.challenge != "" {
 		w.Header().Set("WWW-Authenticate", e.challenge)
+	}
+	if e.retryAfter != "" {
+		w.Header().Set("Retry-After", e.retryAfter)
 	}
 	writeJSON(w, e.status, errorBody{Error: errorDetail{Code: e.code, Message: e.message, Param: e.param}})
 }

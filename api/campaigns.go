@@ -216,54 +216,10 @@ func (h *Handler) listCampaignRuns(w http.ResponseWriter, r *http.Request, p Pri
 	if aerr := h.redTeamAllowed(p); aerr != nil {
 		return aerr
 	}
-	ps, aerr := parseParams(r.URL.RawQuery, campaignRunsSingle, campaignRunsMulti)
+	q, inc, aerr := campaignRunQuery(r, p)
 	if aerr != nil {
 		return aerr
 	}
-	q := store.CampaignRunQuery{OrgID: p.OrgID, WithResults: true}
-	if q.Limit, aerr = ps.intRange("limit", 10, 1, store.MaxLimit); aerr != nil {
-		return aerr
-	}
-	if q.Ascending, aerr = ps.boolean("ascending", false); aerr != nil {
-		return aerr
-	}
-	incProviders, aerr := ps.boolean("includeProviders", false)
-	if aerr != nil {
-		return aerr
-	}
-	incCampaigns, aerr := ps.boolean("includeCampaigns", true)
-	if aerr != nil {
-		return aerr
-	}
-	incSchedules, aerr := ps.boolean("includeSchedules", false)
-	if aerr != nil {
-		return aerr
-	}
-	if q.Statuses, aerr = ps.ids("status"); aerr != nil {
-		return aerr
-	}
-	for _, s := range q.Statuses {
-		if !slices.Contains(store.RunStatuses, s) {
-			return badParam("status", "status must be queued, running, completed, failed or cancelled")
-		}
-	}
-	if v, ok := ps.str("sortBy"); ok {
-		switch v {
-		case store.SortByName, store.SortByCreatedAt, store.SortByStartAt:
-			q.SortBy = v
-		default:
-			return badParam("sortBy", "sortBy must be name, created_at or start_at")
-		}
-	}
-	if v, ok := ps.str("campaignScheduleId"); ok {
-		if v == "" {
-			return badParam("campaignScheduleId", "campaignScheduleId must not be empty")
-		}
-		q.CampaignScheduleID = v
-	}
-	q.Search, _ = ps.str("search")
-	q.Cursor, _ = ps.str("cursor")
-
 	page, err := h.store.ListCampaignRuns(q)
 	if err != nil {
 		return listError(err)
@@ -274,50 +230,112 @@ func (h *Handler) listCampaignRuns(w http.ResponseWriter, r *http.Request, p Pri
 	}
 	for _, run := range page.Items {
 		out.CampaignRuns = append(out.CampaignRuns, campaignRunOf(run))
-		if incCampaigns && run.CampaignID != "" {
-			if _, done := out.Campaigns[run.CampaignID]; !done {
-				c, err := h.store.GetCampaign(run.CampaignID)
-				switch {
-				case err == nil && c.OrgID == p.OrgID:
-					out.Campaigns[c.ID] = campaignView{ID: c.ID, Name: c.Name, Providers: nonNil(c.Providers),
-						Packs: nonNil(c.Packs), Converters: nonNil(c.Converters), Schedule: c.Schedule,
-						Targets: nonNil(c.Targets), CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
-				case err != nil && !errors.Is(err, store.ErrNotFound):
-					return internal(err)
-				}
-			}
-		}
-		if incSchedules && run.ScheduleID != "" {
-			if _, done := out.Schedules[run.ScheduleID]; !done {
-				sc, err := h.store.GetCampaignSchedule(run.ScheduleID)
-				switch {
-				case err == nil && sc.OrgID == p.OrgID:
-					out.Schedules[sc.ID] = sc
-				case err != nil && !errors.Is(err, store.ErrNotFound):
-					return internal(err)
-				}
-			}
-		}
-		if incProviders {
-			ids := slices.Clone(run.Providers)
-			for _, ar := range run.AttackRuns {
-				ids = append(ids, ar.ProviderID)
-			}
-			for _, id := range ids {
-				if _, done := out.Providers[id]; done || id == "" {
-					continue
-				}
-				var v any = map[string]string{"id": id}
-				if h.redteam.providers != nil {
-					if pv, ok := h.redteam.providers(p.OrgID, id); ok {
-						v = pv
-					}
-				}
-				out.Providers[id] = v
-			}
+		if aerr := h.addRunRefs(&out, run, inc, p); aerr != nil {
+			return aerr
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// runIncludes says which maps of referenced objects a campaign-runs list
+// fills.
+type runIncludes struct{ campaigns, providers, schedules bool }
+
+// campaignRunQuery reads the campaign-runs list's parameters.
+func campaignRunQuery(r *http.Request, p Principal) (store.CampaignRunQuery, runIncludes, *apiError) {
+	var inc runIncludes
+	q := store.CampaignRunQuery{OrgID: p.OrgID, WithResults: true}
+	ps, aerr := parseParams(r.URL.RawQuery, campaignRunsSingle, campaignRunsMulti)
+	if aerr != nil {
+		return q, inc, aerr
+	}
+	if q.Limit, aerr = ps.intRange("limit", 10, 1, store.MaxLimit); aerr != nil {
+		return q, inc, aerr
+	}
+	if q.Ascending, aerr = ps.boolean("ascending", false); aerr != nil {
+		return q, inc, aerr
+	}
+	if inc.providers, aerr = ps.boolean("includeProviders", false); aerr != nil {
+		return q, inc, aerr
+	}
+	if inc.campaigns, aerr = ps.boolean("includeCampaigns", true); aerr != nil {
+		return q, inc, aerr
+	}
+	if inc.schedules, aerr = ps.boolean("includeSchedules", false); aerr != nil {
+		return q, inc, aerr
+	}
+	if q.Statuses, aerr = ps.ids("status"); aerr != nil {
+		return q, inc, aerr
+	}
+	for _, s := range q.Statuses {
+		if !slices.Contains(store.RunStatuses, s) {
+			return q, inc, badParam("status", "status must be queued, running, completed, failed or cancelled")
+		}
+	}
+	if v, ok := ps.str("sortBy"); ok {
+		switch v {
+		case store.SortByName, store.SortByCreatedAt, store.SortByStartAt:
+			q.SortBy = v
+		default:
+			return q, inc, badParam("sortBy", "sortBy must be name, created_at or start_at")
+		}
+	}
+	if v, ok := ps.str("campaignScheduleId"); ok {
+		if v == "" {
+			return q, inc, badParam("campaignScheduleId", "campaignScheduleId must not be empty")
+		}
+		q.CampaignScheduleID = v
+	}
+	q.Search, _ = ps.str("search")
+	q.Cursor, _ = ps.str("cursor")
+	return q, inc, nil
+}
+
+// addRunRefs adds what run refers to (its campaign, schedule and
+// providers) to the list's maps, once each. An object of another org, or
+// one deleted since, is left out; a provider unknown here is served as
+// {"id": ...}.
+func (h *Handler) addRunRefs(out *CampaignRunList, run *store.CampaignRun, inc runIncludes, p Principal) *apiError {
+	if _, done := out.Campaigns[run.CampaignID]; inc.campaigns && run.CampaignID != "" && !done {
+		c, err := h.store.GetCampaign(run.CampaignID)
+		switch {
+		case err == nil && c.OrgID == p.OrgID:
+			out.Campaigns[c.ID] = campaignView{ID: c.ID, Name: c.Name, Providers: nonNil(c.Providers),
+				Packs: nonNil(c.Packs), Converters: nonNil(c.Converters), Schedule: c.Schedule,
+				Targets: nonNil(c.Targets), CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return internal(err)
+		}
+	}
+	if _, done := out.Schedules[run.ScheduleID]; inc.schedules && run.ScheduleID != "" && !done {
+		sc, err := h.store.GetCampaignSchedule(run.ScheduleID)
+		switch {
+		case err == nil && sc.OrgID == p.OrgID:
+			out.Schedules[sc.ID] = sc
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return internal(err)
+		}
+	}
+	if !inc.providers {
+		return nil
+	}
+	ids := slices.Clone(run.Providers)
+	for _, ar := range run.AttackRuns {
+		ids = append(ids, ar.ProviderID)
+	}
+	for _, id := range ids {
+		if _, done := out.Providers[id]; done || id == "" {
+			continue
+		}
+		var v any = map[string]string{"id": id}
+		if h.redteam.providers != nil {
+			if pv, ok := h.redteam.providers(p.OrgID, id); ok {
+				v = pv
+			}
+		}
+		out.Providers[id] = v
+	}
 	return nil
 }
 

@@ -23,21 +23,19 @@ type Chat struct {
 	Access           ChatAccess      `json:"access"`
 }
 
-// ChatAccess is Chat.access.
-type ChatAccess struct {
-	Org    bool     `json:"org"`
-	Public string   `json:"public"`
-	Users  []string `json:"users"`
-}
+// ChatAccess is Chat.access, served as stored: its wire shape is the
+// spec's.
+type ChatAccess = store.ChatAccess
 
+// chatOf is the one conversion of a stored chat to the spec's: the org is
+// left out, and users is an array even when empty.
 func chatOf(c *store.Chat) Chat {
-	users := c.Access.Users
-	if users == nil {
-		users = []string{}
+	access := c.Access
+	if access.Users == nil {
+		access.Users = []string{}
 	}
 	return Chat{ID: c.ID, Name: c.Name, ProjectID: c.ProjectID, PromptID: c.PromptID, PromptTemplateID: c.PromptTemplateID,
-		UserID: c.UserID, Starred: c.Starred, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
-		Access: ChatAccess{Org: c.Access.Org, Public: c.Access.Public, Users: users}}
+		UserID: c.UserID, Starred: c.Starred, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Access: access}
 }
 
 // ChatResponse is the response of the chat routes.
@@ -104,15 +102,17 @@ func (h *Handler) checkAccessUsers(a *ChatAccess, orgID string) *apiError {
 	return nil
 }
 
-func accessOf(a *ChatAccess) store.ChatAccess {
+// accessOf is the access to store from a request's: none when absent, the
+// users sorted and without repeats.
+func accessOf(a *ChatAccess) ChatAccess {
 	if a == nil {
-		return store.ChatAccess{Users: []string{}}
+		return ChatAccess{Users: []string{}}
 	}
 	users := slices.Compact(slices.Sorted(slices.Values(a.Users)))
 	if users == nil {
 		users = []string{}
 	}
-	return store.ChatAccess{Org: a.Org, Public: a.Public, Users: users}
+	return ChatAccess{Org: a.Org, Public: a.Public, Users: users}
 }
 
 // createChat serves POST /backend/v1/chats: 201 {chat}. The caller is the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/promptwall/promptwall/policy"
 	"github.com/promptwall/promptwall/store"
 )
 
@@ -40,17 +41,9 @@ type EndpointConfig struct {
 	Providers       []EndpointProvider `json:"providers"`
 }
 
-// ScannerSetting is a scanner's setting as the API serves it: every field
-// is a string, so Enabled, Blocking and Force are "true"/"false".
-type ScannerSetting struct {
-	Blocking    string `json:"blocking"`
-	Enabled     string `json:"enabled"`
-	FlagMessage string `json:"flagMessage"`
-	Force       string `json:"force"`
-	ID          string `json:"id"`
-	Mode        string `json:"mode"`
-	Version     string `json:"version"`
-}
+// ScannerSetting is the spec's ScannerSetting: a scanner's setting in the
+// wire form the policy compiler writes.
+type ScannerSetting = policy.SettingStrings
 
 // EndpointProvider is the spec's EndpointProvider; Default is
 // "true"/"false".

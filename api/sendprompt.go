@@ -180,6 +180,27 @@ func (h *Handler) sendPrompt(w http.ResponseWriter, r *http.Request, p Principal
 	if aerr := decodeBody(w, r, &req); aerr != nil {
 		return aerr
 	}
+	if aerr := req.check(); aerr != nil {
+		return aerr
+	}
+	plan, aerr := h.planPrompt(p, &req)
+	if aerr != nil {
+		return aerr
+	}
+	res, err := h.store.Reserve(r.Context())
+	if err != nil {
+		w.Header().Set("Retry-After", "1")
+		return &apiError{status: http.StatusServiceUnavailable, code: CodeUnavailable,
+			message: "prompts cannot be recorded right now; retry shortly", cause: err}
+	}
+	defer res.Cancel()
+	x := plan.exchange(p)
+	failure := h.runPrompt(w, r, plan, x)
+	return h.finishPrompt(w, r, p, res, plan, x, failure)
+}
+
+// check rejects a request that no stored state could make valid.
+func (req *SendPromptRequest) check() *apiError {
 	if req.Input == nil || *req.Input == "" {
 		return badParam("input", "input is required")
 	}
@@ -196,67 +217,93 @@ func (h *Handler) sendPrompt(w http.ResponseWriter, r *http.Request, p Principal
 			}
 		}
 	}
+	return nil
+}
+
+// promptPlan is what a POST /prompts resolved to before its record is
+// reserved: where it goes, what it continues, and the conversation sent.
+type promptPlan struct {
+	req     *SendPromptRequest
+	cfg     *provider.Config
+	ep      ScreenEndpoint
+	project string
+	chat    *store.Chat
+	tmpl    *store.PromptTemplate
+	chain   []*store.Prompt
+	// msgs is the conversation sent to the provider: each earlier turn's
+	// input and the answer it got, then the new input.
+	msgs []provider.Message
+}
+
+// planPrompt resolves the provider, the endpoint, and the chat, template
+// and earlier prompts the request names, each as the caller may see it.
+func (h *Handler) planPrompt(p Principal, req *SendPromptRequest) (*promptPlan, *apiError) {
 	deps := &h.prompts
 	if deps.providers == nil || deps.screener == nil {
-		return &apiError{status: http.StatusServiceUnavailable, code: CodeUnavailable, message: "no providers are configured"}
+		return nil, &apiError{status: http.StatusServiceUnavailable, code: CodeUnavailable, message: "no providers are configured"}
 	}
-	cfg, ok := deps.providers.Provider(p.OrgID, req.Provider)
-	if !ok {
-		return badParam("provider", "no provider has that id or name")
+	plan := &promptPlan{req: req}
+	var ok bool
+	if plan.cfg, ok = deps.providers.Provider(p.OrgID, req.Provider); !ok {
+		return nil, badParam("provider", "no provider has that id or name")
 	}
-	if cfg.Disabled {
-		return badParam("provider", "the provider is disabled")
+	if plan.cfg.Disabled {
+		return nil, badParam("provider", "the provider is disabled")
 	}
-	ep, ok := deps.screener.ScreenEndpoint(req.EndpointID)
-	if !ok {
-		return badParam("endpointId", "no endpoint has that id or name")
+	if plan.ep, ok = deps.screener.ScreenEndpoint(req.EndpointID); !ok {
+		return nil, badParam("endpointId", "no endpoint has that id or name")
 	}
-	project := req.ProjectID
-	if project == "" {
-		project = ep.ProjectID
+	plan.project = req.ProjectID
+	if plan.project == "" {
+		plan.project = plan.ep.ProjectID
 	}
-	if project != "" && !cfg.AvailableTo(project) {
-		return badParam("provider", "the provider is not available to project %s", project)
+	if plan.project != "" && !plan.cfg.AvailableTo(plan.project) {
+		return nil, badParam("provider", "the provider is not available to project %s", plan.project)
 	}
-
-	var chat *store.Chat
+	var aerr *apiError
 	if req.ChatID != "" {
-		c, aerr := h.readableChat(req.ChatID, p)
-		if aerr != nil {
-			return aerr
+		if plan.chat, aerr = h.readableChat(req.ChatID, p); aerr != nil {
+			return nil, aerr
 		}
-		chat = c
 	}
-	var tmpl *store.PromptTemplate
 	if req.PromptTemplateID != "" {
-		t, aerr := h.readableTemplate(req.PromptTemplateID, p)
-		if aerr != nil {
-			return aerr
+		if plan.tmpl, aerr = h.readableTemplate(req.PromptTemplateID, p); aerr != nil {
+			return nil, aerr
 		}
-		tmpl = t
 	}
-	var chain []*store.Prompt
 	if req.ParentID != "" {
-		c, err := h.store.Chain(req.ParentID)
-		notFound := &apiError{status: http.StatusNotFound, code: CodeNotFound, param: "parentId", message: "no prompt with that parentId"}
-		if errors.Is(err, store.ErrNotFound) {
-			return notFound
+		if plan.chain, aerr = h.readableChain(req.ParentID, p, plan.chat); aerr != nil {
+			return nil, aerr
 		}
-		if err != nil {
-			return internal(err)
-		}
-		leaf := c[len(c)-1]
-		// The same visibility as GET /prompts/{id}, widened to the
-		// prompts of a chat the caller may read and is continuing.
-		inChat := chat != nil && leaf.ChatID == chat.ID
-		if leaf.OrgID != p.OrgID || (!p.CanSeeOrg() && leaf.UserID != p.UserID && !inChat) {
-			return notFound
-		}
-		chain = c
 	}
+	plan.msgs = conversation(plan.chain, *req.Input)
+	return plan, nil
+}
 
-	// The conversation: each earlier turn's input and the answer it got,
-	// then the new input.
+// readableChain returns the prompts from the root of parentID's
+// conversation down to it, with the same visibility as GET /prompts/{id},
+// widened to the prompts of a chat the caller may read and is continuing.
+func (h *Handler) readableChain(parentID string, p Principal, chat *store.Chat) ([]*store.Prompt, *apiError) {
+	notFound := &apiError{status: http.StatusNotFound, code: CodeNotFound, param: "parentId", message: "no prompt with that parentId"}
+	chain, err := h.store.Chain(parentID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, internal(err)
+	}
+	leaf := chain[len(chain)-1]
+	inChat := chat != nil && leaf.ChatID == chat.ID
+	if leaf.OrgID != p.OrgID || (!p.CanSeeOrg() && leaf.UserID != p.UserID && !inChat) {
+		return nil, notFound
+	}
+	return chain, nil
+}
+
+// conversation is each earlier turn's input and the answer it got (none
+// for a blocked turn, whose answer never reached the user), then the new
+// input.
+func conversation(chain []*store.Prompt, input string) []provider.Message {
 	msgs := make([]provider.Message, 0, 2*len(chain)+1)
 	for _, c := range chain {
 		msgs = append(msgs, provider.Message{Role: "user", Content: c.Input})
@@ -264,48 +311,55 @@ func (h *Handler) sendPrompt(w http.ResponseWriter, r *http.Request, p Principal
 			msgs = append(msgs, provider.Message{Role: "assistant", Content: c.Result.Response})
 		}
 	}
-	msgs = append(msgs, provider.Message{Role: "user", Content: *req.Input})
-	conv := &scanner.Conversation{Messages: make([]scanner.Message, len(msgs))}
-	for i, m := range msgs {
+	return append(msgs, provider.Message{Role: "user", Content: input})
+}
+
+// exchange starts the record of the planned prompt.
+func (plan *promptPlan) exchange(p Principal) *promptExchange {
+	req := plan.req
+	conv := &scanner.Conversation{Messages: make([]scanner.Message, len(plan.msgs))}
+	for i, m := range plan.msgs {
 		conv.Messages[i] = scanner.Message{Role: scanner.Role(m.Role), Text: m.Content}
 	}
-
-	res, err := h.store.Reserve(r.Context())
-	if err != nil {
-		w.Header().Set("Retry-After", "1")
-		return &apiError{status: http.StatusServiceUnavailable, code: CodeUnavailable,
-			message: "prompts cannot be recorded right now; retry shortly", cause: err}
-	}
-	defer res.Cancel()
-
 	x := &promptExchange{
 		rec: &store.Prompt{
-			ID: store.NewID(), Type: store.TypePrompt, OrgID: p.OrgID, UserID: p.UserID, ProjectID: project,
-			Provider: cfg.Name, ProviderID: cfg.ID, EndpointID: ep.ID, ParentID: req.ParentID,
+			ID: store.NewID(), Type: store.TypePrompt, OrgID: p.OrgID, UserID: p.UserID, ProjectID: plan.project,
+			Provider: plan.cfg.Name, ProviderID: plan.cfg.ID, EndpointID: plan.ep.ID, ParentID: req.ParentID,
 			ExternalMetadata: req.ExternalMetadata, Preserve: req.Preserve, FromTemplate: req.FromTemplate,
-			PromptTemplateID: req.PromptTemplateID, Scanners: ep.Scanners,
+			PromptTemplateID: req.PromptTemplateID, Scanners: plan.ep.Scanners,
 			ReceivedAt: store.Timestamp(time.Now().UTC()),
 		},
 		conv: conv,
 	}
 	x.rec.Memory = x.rec.ID
-	if len(chain) > 0 {
-		x.rec.Memory = chain[0].ID
+	if len(plan.chain) > 0 {
+		x.rec.Memory = plan.chain[0].ID
 	}
-	if chat != nil {
-		x.rec.ChatID = chat.ID
+	if plan.chat != nil {
+		x.rec.ChatID = plan.chat.ID
 	}
-	screen := ep.Screen
-	if screen == nil {
-		screen = func(context.Context, *scanner.Conversation, scanner.Direction) *scanner.Result {
-			return &scanner.Result{Outcome: scanner.Passed}
-		}
-	}
+	return x
+}
 
-	x.input = screen(r.Context(), conv, scanner.Input)
-	if x.input.Outcome == scanner.Blocked {
-		return h.finishPrompt(w, r, p, res, x, chat, tmpl, req.ChatName, nil)
+// screen runs the endpoint's blocking scanners; an endpoint without them
+// passes everything.
+func (plan *promptPlan) screen(ctx context.Context, conv *scanner.Conversation, dir scanner.Direction) *scanner.Result {
+	if plan.ep.Screen == nil {
+		return &scanner.Result{Outcome: scanner.Passed}
 	}
+	return plan.ep.Screen(ctx, conv, dir)
+}
+
+// runPrompt screens the input, sends what may be sent within the
+// provider's limits and screens the answer, filling x. A block is a
+// result, not a failure; a failure is returned as the error to answer
+// with once the record is kept.
+func (h *Handler) runPrompt(w http.ResponseWriter, r *http.Request, plan *promptPlan, x *promptExchange) *apiError {
+	x.input = plan.screen(r.Context(), x.conv, scanner.Input)
+	if x.input.Outcome == scanner.Blocked {
+		return nil
+	}
+	msgs := plan.msgs
 	if x.input.Outcome == scanner.Modified {
 		for _, e := range x.input.Edits {
 			if e.Message >= 0 && e.Message < len(msgs) {
@@ -313,35 +367,13 @@ func (h *Handler) sendPrompt(w http.ResponseWriter, r *http.Request, p Principal
 			}
 		}
 	}
-
-	lim, err := h.limiterFor(cfg)
-	if err != nil {
-		x.fail = fmt.Errorf("provider limits: %w", err)
-		return h.finishPrompt(w, r, p, res, x, chat, tmpl, req.ChatName, &apiError{status: http.StatusBadGateway,
-			code: "provider_error", message: "the provider's limits are misconfigured"})
-	}
-	release := func() {}
-	if lim != nil {
-		release, err = lim.Acquire(r.Context(), deps.limitWait)
-		if err != nil {
-			le, _ := errors.AsType[*limits.LimitError](err)
-			retry := time.Second
-			if le != nil && le.RetryAfter > 0 {
-				retry = le.RetryAfter
-			}
-			x.fail = fmt.Errorf("not sent: %w", err)
-			w.Header().Set("Retry-After", strconv.Itoa(limits.RetryAfterSeconds(retry)))
-			if errors.Is(err, limits.ErrUnavailable) {
-				return h.finishPrompt(w, r, p, res, x, chat, tmpl, req.ChatName, &apiError{status: http.StatusServiceUnavailable,
-					code: "limiter_unavailable", message: fmt.Sprintf("the limits of provider %s cannot be checked right now; retry later", cfg.Name)})
-			}
-			return h.finishPrompt(w, r, p, res, x, chat, tmpl, req.ChatName, &apiError{status: http.StatusTooManyRequests,
-				code: "rate_limited", message: fmt.Sprintf("provider %s is at its limit; retry later", cfg.Name)})
-		}
+	release, aerr := h.acquireLimits(w, r, plan.cfg, x)
+	if aerr != nil {
+		return aerr
 	}
 	answer, err := func() (provider.Result, error) {
 		defer release()
-		return deps.sender.Send(r.Context(), cfg, msgs)
+		return h.prompts.sender.Send(r.Context(), plan.cfg, msgs)
 	}()
 	x.raw = string(answer.Raw)
 	if err != nil {
@@ -350,15 +382,44 @@ func (h *Handler) sendPrompt(w http.ResponseWriter, r *http.Request, p Principal
 		if errors.Is(err, provider.ErrTimeout) {
 			code = "provider_timeout"
 		}
-		return h.finishPrompt(w, r, p, res, x, chat, tmpl, req.ChatName, &apiError{status: provider.HTTPStatus(err),
-			code: code, message: err.Error()})
+		return &apiError{status: provider.HTTPStatus(err), code: code, message: err.Error()}
 	}
 	x.outConv = answer.Conversation
 	if x.outConv == nil {
 		x.outConv = &scanner.Conversation{Messages: []scanner.Message{{Role: scanner.RoleAssistant, Text: answer.Text}}}
 	}
-	x.output = screen(r.Context(), x.outConv, scanner.Output)
-	return h.finishPrompt(w, r, p, res, x, chat, tmpl, req.ChatName, nil)
+	x.output = plan.screen(r.Context(), x.outConv, scanner.Output)
+	return nil
+}
+
+// acquireLimits waits for the provider's rate and concurrency limits. A
+// refusal is recorded in x and answered 429, or 503 when the limits
+// cannot be checked, both with Retry-After.
+func (h *Handler) acquireLimits(w http.ResponseWriter, r *http.Request, cfg *provider.Config, x *promptExchange) (release func(), failure *apiError) {
+	lim, err := h.limiterFor(cfg)
+	if err != nil {
+		x.fail = fmt.Errorf("provider limits: %w", err)
+		return nil, &apiError{status: http.StatusBadGateway, code: "provider_error", message: "the provider's limits are misconfigured"}
+	}
+	if lim == nil {
+		return func() {}, nil
+	}
+	release, err = lim.Acquire(r.Context(), h.prompts.limitWait)
+	if err == nil {
+		return release, nil
+	}
+	retry := time.Second
+	if le, _ := errors.AsType[*limits.LimitError](err); le != nil && le.RetryAfter > 0 {
+		retry = le.RetryAfter
+	}
+	x.fail = fmt.Errorf("not sent: %w", err)
+	w.Header().Set("Retry-After", strconv.Itoa(limits.RetryAfterSeconds(retry)))
+	if errors.Is(err, limits.ErrUnavailable) {
+		return nil, &apiError{status: http.StatusServiceUnavailable, code: "limiter_unavailable",
+			message: fmt.Sprintf("the limits of provider %s cannot be checked right now; retry later", cfg.Name)}
+	}
+	return nil, &apiError{status: http.StatusTooManyRequests, code: "rate_limited",
+		message: fmt.Sprintf("provider %s is at its limit; retry later", cfg.Name)}
 }
 
 // promptExchange is one POST /prompts on its way to the record.
@@ -375,26 +436,13 @@ type promptExchange struct {
 // finishPrompt records the exchange, attaches it to its chat and template,
 // and answers: the result, or failure as an error carrying the record id.
 func (h *Handler) finishPrompt(w http.ResponseWriter, r *http.Request, p Principal, res *store.Reservation,
-	x *promptExchange, chat *store.Chat, tmpl *store.PromptTemplate, chatName string, failure *apiError) *apiError {
+	plan *promptPlan, x *promptExchange, failure *apiError) *apiError {
 	rec := x.rec
 	record.Build(rec, record.Exchange{Conv: x.conv, Input: x.input, OutConv: x.outConv, Output: x.output, Raw: x.raw, Failure: x.fail})
-	// What the client sees: the stored record's result, except that a
-	// redacted answer is shown with its redactions applied.
-	result := rec.Result
-	result.Normalize()
-	if x.output != nil && x.output.Outcome == scanner.Modified && x.fail == nil {
-		edited := *x.outConv
-		edited.Messages = append([]scanner.Message(nil), x.outConv.Messages...)
-		for _, e := range x.output.Edits {
-			if e.Message >= 0 && e.Message < len(edited.Messages) {
-				edited.Messages[e.Message].Text = e.Text
-			}
-		}
-		result.Response = record.Response(&edited)
-	}
-
-	if chat == nil && chatName != "" {
-		c := &store.Chat{Name: chatName, ProjectID: rec.ProjectID, UserID: p.UserID, OrgID: p.OrgID,
+	result := x.visibleResult()
+	chat, tmpl := plan.chat, plan.tmpl
+	if chat == nil && plan.req.ChatName != "" {
+		c := &store.Chat{Name: plan.req.ChatName, ProjectID: rec.ProjectID, UserID: p.UserID, OrgID: p.OrgID,
 			PromptTemplateID: rec.PromptTemplateID}
 		if err := h.store.CreateChat(c); err != nil {
 			return internal(err)
@@ -430,6 +478,24 @@ func (h *Handler) finishPrompt(w http.ResponseWriter, r *http.Request, p Princip
 	}
 	writeJSON(w, http.StatusOK, SendPromptResponse{ID: rec.ID, Result: result, Scanners: rec.Scanners})
 	return nil
+}
+
+// visibleResult is what the client sees: the stored record's result,
+// except that a redacted answer is shown with its redactions applied.
+func (x *promptExchange) visibleResult() store.PromptResult {
+	result := x.rec.Result
+	result.Normalize()
+	if x.output != nil && x.output.Outcome == scanner.Modified && x.fail == nil {
+		edited := *x.outConv
+		edited.Messages = append([]scanner.Message(nil), x.outConv.Messages...)
+		for _, e := range x.output.Edits {
+			if e.Message >= 0 && e.Message < len(edited.Messages) {
+				edited.Messages[e.Message].Text = e.Text
+			}
+		}
+		result.Response = record.Response(&edited)
+	}
+	return result
 }
 
 func (h *Handler) logError(r *http.Request, err error) {

@@ -90,8 +90,8 @@ func (a *App) activate() error {
 }
 
 // durabilitySetter is a store whose durability setting a config reload
-// changes in place (the bbolt store); a store without it keeps the
-// setting it was opened with.
+// changes in place (both engines); a store without it keeps the setting
+// it was opened with.
 type durabilitySetter interface {
 	SetDurability(store.Durability) error
 }

@@ -54,6 +54,7 @@ func (a *App) newAPI(logger *zap.Logger) (http.Handler, error) {
 		Campaigns:          a.shared.runner,
 		RedTeam:            orgFeatures{a.shared.store},
 		ProviderLookup:     a.providerLookup,
+		StoreUnavailable:   a.shared.health.isUnavailable,
 	})
 }
 

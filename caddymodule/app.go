@@ -32,13 +32,18 @@ func init() {
 
 // App is the `promptwall` app: it owns the record store, the compiled
 // endpoint configurations and the state shared by every Promptwall handler.
-// State that must outlive a config reload (the bbolt database, caches) lives
-// in a usage pool keyed by the database path.
+// State that must outlive a config reload (the open store, caches) lives
+// in a usage pool keyed by the database.
 type App struct {
-	// Storage is the path of the bbolt database. Default:
-	// promptwall/promptwall.db under Caddy's data directory.
-	Storage string `json:"storage,omitempty"`
-	// OpenTimeout bounds the wait for the database's file lock. Default: 5s.
+	// StorageRaw chooses where records, identities, provider versions,
+	// chats, templates and campaigns are kept: a module of the namespace
+	// promptwall.storage (bolt, postgres), or a string, the path of a
+	// bbolt file. Default: a bbolt file, promptwall/promptwall.db under
+	// Caddy's data directory.
+	StorageRaw json.RawMessage `json:"storage,omitempty" caddy:"namespace=promptwall.storage inline_key=engine"`
+	// OpenTimeout bounds opening the store: the wait for a bbolt file's
+	// lock, or connecting to a database server and migrating its schema.
+	// Default: 5s.
 	OpenTimeout caddy.Duration `json:"open_timeout,omitempty"`
 	// Retention is how long records are kept unless marked preserve.
 	// Default: 720h (30 days). A negative value keeps records forever.
@@ -92,6 +97,7 @@ type App struct {
 	LimitsRaw json.RawMessage `json:"limits,omitempty" caddy:"namespace=promptwall.limits inline_key=engine"`
 
 	shared        *sharedState
+	storage       StorageEngine
 	limitsEngine  LimitsEngine
 	poolKey       string
 	bootstrapHash *[32]byte
@@ -129,11 +135,7 @@ func (a *App) Provision(ctx caddy.Context) (err error) {
 	if err := a.metrics.register(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
-	if a.Storage == "" {
-		a.Storage = defaultStoragePath()
-	}
 	repl := caddy.NewReplacer()
-	a.Storage = repl.ReplaceKnown(a.Storage, "")
 	if a.BootstrapToken == "" {
 		a.BootstrapToken = os.Getenv(BootstrapEnv)
 	} else {
@@ -152,13 +154,15 @@ func (a *App) Provision(ctx caddy.Context) (err error) {
 		a.VerdictCacheBytes = scanner.DefaultCacheBytes
 	}
 
-	abs, err := filepath.Abs(a.Storage)
-	if err != nil {
-		return fmt.Errorf("storage path %q: %w", a.Storage, err)
+	if err := getStoreOpMetrics().register(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("registering store metrics: %w", err)
 	}
-	a.poolKey = abs
+	if err := a.provisionStorage(ctx); err != nil {
+		return err
+	}
+	a.poolKey = a.storage.StorageKey()
 	val, _, err := sharedPool.LoadOrNew(a.poolKey, func() (caddy.Destructor, error) {
-		return a.openShared(abs)
+		return a.openShared(ctx)
 	})
 	if err != nil {
 		return err
@@ -219,12 +223,15 @@ func (a *App) Cleanup() error {
 // Store returns the record store.
 func (a *App) Store() store.Backend { return a.shared.store }
 
-// sharedPool holds one sharedState per database path, across reloads.
+// sharedPool holds one sharedState per database, across reloads.
 var sharedPool = caddy.NewUsagePool()
 
 // sharedState is what survives a config reload.
 type sharedState struct {
-	store store.Backend
+	// store is engine with its requests' metrics and its outage guard.
+	store  store.Backend
+	engine store.Backend
+	health *storeHealth
 	// limits holds each provider's limiter across reloads.
 	limits *limits.Registry
 	// runner executes campaigns; runs outlive config reloads.
@@ -246,6 +253,7 @@ type sharedState struct {
 }
 
 func (s *sharedState) Destruct() error {
+	getStoreOpMetrics().unwatch(s.health)
 	if s.runner != nil {
 		s.stopSchedules()
 		// Runs in flight are marked failed before the store closes.
@@ -284,35 +292,21 @@ func newCaches(verdictBytes int64) (*sharedState, error) {
 		refusals: newRefusalSampler(), external: new(externalLimits)}, nil
 }
 
-func (a *App) openShared(path string) (*sharedState, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("creating storage directory: %w", err)
-	}
-	retention := time.Duration(a.Retention)
-	if retention < 0 {
-		retention = 0
-	}
+func (a *App) openShared(ctx context.Context) (*sharedState, error) {
 	shared, err := newCaches(a.VerdictCacheBytes)
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(store.Options{
-		Path:        path,
-		OpenTimeout: time.Duration(a.OpenTimeout),
-		QueueSize:   a.QueueSize,
-		EnqueueWait: time.Duration(a.EnqueueWait),
-		Durability:  a.durability,
-		MaxSize:     a.MaxSize,
-		Retention:   retention,
-		Observer:    storeObserver{a.metrics},
-		Logger:      a.logger.Named("store"),
-	})
+	health := newStoreHealth(a.storage)
+	st, err := a.storage.OpenStore(ctx, a.storageOptions(health))
 	if err != nil {
 		shared.closeCaches()
 		return nil, err
 	}
-	shared.store = st
-	a.logger.Info("promptwall store opened", zap.String("path", path))
+	ops := getStoreOpMetrics()
+	ops.watch(health)
+	shared.engine, shared.health = st, health
+	shared.store = &guardedStore{Backend: st, health: health, ops: ops}
 	return shared, nil
 }
 
@@ -350,219 +344,6 @@ func defaultStoragePath() string {
 // defaultOrgID is the id of the default organization. It is derived once:
 // every gateway request without a token is recorded under it.
 var defaultOrgID = sync.OnceValue(func() string { return endpointID("org/" + DefaultOrgName) })
-
-// compiledEndpoint is an endpoint ready to screen traffic.
-type compiledEndpoint struct {
-	Endpoint
-	pipeline *scanner.Pipeline
-	settings []scanner.Setting
-	hasInput bool
-	// hasOutput tells the handler whether answers must be held for
-	// screening or can be streamed straight through.
-	hasOutput bool
-	// hasDeferred tells whether non-blocking scanners run after the answer.
-	hasDeferred bool
-
-	settingsOnce sync.Once
-	settingsStr  string
-}
-
-// endpoint returns a compiled endpoint by name.
-func (a *App) endpoint(name string) (*compiledEndpoint, error) {
-	ep, ok := a.endpoints[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown endpoint %q", name)
-	}
-	return ep, nil
-}
-
-func (a *App) compileEndpoints(ctx caddy.Context) error {
-	hasDefault := false
-	for _, ep := range a.Endpoints {
-		if ep.Name == DefaultEndpointName {
-			hasDefault = true
-		}
-	}
-	if !hasDefault {
-		a.Endpoints = append(a.Endpoints, defaultEndpoint())
-	}
-
-	for i := range a.Scanners {
-		if err := a.Scanners[i].provision(ctx); err != nil {
-			return fmt.Errorf("global scanners: %w", err)
-		}
-	}
-	packages := map[string][]ScannerConfig{}
-	for i := range a.Packages {
-		p := &a.Packages[i]
-		for j := range p.Scanners {
-			if err := p.Scanners[j].provision(ctx); err != nil {
-				return fmt.Errorf("package %q: %w", p.Name, err)
-			}
-		}
-		packages[p.Name] = p.Scanners
-	}
-	for i := range a.Endpoints {
-		ep := &a.Endpoints[i]
-		for j := range ep.Scanners {
-			if err := ep.Scanners[j].provision(ctx); err != nil {
-				return fmt.Errorf("endpoint %q: %w", ep.Name, err)
-			}
-		}
-	}
-
-	a.endpoints = make(map[string]*compiledEndpoint, len(a.Endpoints))
-	for i := range a.Endpoints {
-		ep := a.Endpoints[i]
-		if ep.ID == "" {
-			ep.ID = endpointID(ep.Name)
-		}
-		if ep.BlockStatus == 0 {
-			ep.BlockStatus = 403
-		}
-		if ep.OnBlock == "" {
-			ep.OnBlock = onBlockError
-		}
-		layers := [][]ScannerConfig{a.Scanners}
-		if ep.ChatbotID != "" && ep.ProjectID != "" {
-			if parent := a.projectDefault(ep.ProjectID, ep.Name); parent != nil {
-				layer, err := expand(parent, packages)
-				if err != nil {
-					return err
-				}
-				layers = append(layers, layer)
-			}
-		}
-		own, err := expand(&ep, packages)
-		if err != nil {
-			return err
-		}
-		layers = append(layers, own)
-		compiled, err := a.compile(ep, layers)
-		if err != nil {
-			return fmt.Errorf("endpoint %q: %w", ep.Name, err)
-		}
-		a.endpoints[ep.Name] = compiled
-	}
-	return nil
-}
-
-// projectDefault finds the project's default endpoint (the one with the
-// project id and no chatbot), other than the endpoint named self.
-func (a *App) projectDefault(projectID, self string) *Endpoint {
-	for i := range a.Endpoints {
-		ep := &a.Endpoints[i]
-		if ep.Name != self && ep.ProjectID == projectID && ep.ChatbotID == "" {
-			return ep
-		}
-	}
-	return nil
-}
-
-// expand lists an endpoint's package scanners followed by its own.
-func expand(ep *Endpoint, packages map[string][]ScannerConfig) ([]ScannerConfig, error) {
-	var out []ScannerConfig
-	for _, name := range ep.Packages {
-		p, ok := packages[name]
-		if !ok {
-			return nil, fmt.Errorf("endpoint %q: unknown package %q", ep.Name, name)
-		}
-		out = append(out, p...)
-	}
-	return append(out, ep.Scanners...), nil
-}
-
-// compile resolves the inherited settings and builds (or reuses) the
-// pipeline. Pipelines are cached by a hash of the resolved configuration so
-// a reload that leaves an endpoint unchanged keeps its compiled scanners and
-// its verdict cache entries.
-func (a *App) compile(ep Endpoint, layers [][]ScannerConfig) (*compiledEndpoint, error) {
-	byID := map[string]*ScannerConfig{}
-	settingLayers := make([][]scanner.Setting, 0, len(layers))
-	for _, layer := range layers {
-		var settings []scanner.Setting
-		for i := range layer {
-			sc := &layer[i]
-			s, err := sc.setting()
-			if err != nil {
-				return nil, err
-			}
-			settings = append(settings, s)
-			byID[s.ID] = sc
-		}
-		settingLayers = append(settingLayers, settings)
-	}
-	resolved := scanner.Resolve(settingLayers...)
-
-	// The config version covers both the settings and each detector's own
-	// configuration, so a changed regex invalidates cached verdicts.
-	h := sha256.New()
-	for _, s := range resolved {
-		sc := byID[s.ID]
-		fmt.Fprintf(h, "%s\x00%s\x00", s.ID, s.Version)
-		b, _ := json.Marshal(s)
-		h.Write(b)
-		h.Write(sc.DetectorRaw)
-	}
-	version := fmt.Sprintf("%x", h.Sum(nil)[:12])
-
-	out := &compiledEndpoint{Endpoint: ep, settings: resolved}
-	for _, s := range resolved {
-		if !s.Enabled {
-			continue
-		}
-		if !s.Blocking {
-			out.hasDeferred = true
-		}
-		for _, d := range s.Directions {
-			if d == scanner.Input {
-				out.hasInput = true
-			} else {
-				out.hasOutput = true
-			}
-		}
-	}
-	// Restoring placeholders rewrites answers, so they are held like
-	// answers that are screened.
-	if ep.RestorePlaceholders {
-		out.hasOutput = true
-	}
-	cacheKey := ep.ID + "/" + version
-	if p, ok := a.shared.pipelines.Get(cacheKey); ok {
-		a.metrics.cacheHits.WithLabelValues("pipeline").Inc()
-		out.pipeline = p
-		return out, nil
-	}
-	a.metrics.cacheMisses.WithLabelValues("pipeline").Inc()
-	stages := make([]scanner.Stage, 0, len(resolved))
-	for _, s := range resolved {
-		det, err := newScanner(byID[s.ID].detector, a.shared.external)
-		if err != nil {
-			return nil, fmt.Errorf("scanner %q: %w", s.ID, err)
-		}
-		stages = append(stages, scanner.Stage{Setting: s, Scanner: det})
-	}
-	p, err := scanner.NewPipeline(stages, scanner.Options{
-		Cache:         a.shared.verdicts,
-		ConfigVersion: version,
-		Observer:      pipelineObserver{a.metrics},
-	})
-	if err != nil {
-		return nil, err
-	}
-	a.shared.pipelines.Set(cacheKey, p, 1)
-	a.shared.pipelines.Wait()
-	out.pipeline = p
-	return out, nil
-}
-
-// newScanner builds a detector, handing it the pool's state if it needs it.
-func newScanner(m ScannerModule, external *externalLimits) (scanner.Scanner, error) {
-	if p, ok := m.(pooledScanner); ok {
-		return p.NewPooledScanner(external)
-	}
-	return m.NewScanner()
-}
 
 // Interface guards
 var (

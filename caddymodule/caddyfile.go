@@ -34,7 +34,8 @@ func parseGlobalOption(d *caddyfile.Dispenser, _ any) (any, error) {
 // UnmarshalCaddyfile sets up the app from the `promptwall` global option:
 //
 //	promptwall {
-//	    storage             <path>
+//	    storage             <path>          # a bbolt file, or:
+//	    storage <engine> { ... }            # bolt { path <file> }, postgres { dsn ... } (see PostgresStorage)
 //	    open_timeout        <duration>
 //	    retention           <duration>
 //	    queue_size          <records>
@@ -91,9 +92,11 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 		switch key {
 		case "storage":
-			if !d.AllArgs(&a.Storage) {
-				return d.ArgErr()
+			raw, err := parseStorage(d)
+			if err != nil {
+				return err
 			}
+			a.StorageRaw = raw
 		case "bootstrap_token":
 			if !d.AllArgs(&a.BootstrapToken) {
 				return d.ArgErr()
@@ -588,45 +591,19 @@ func parseHandlerDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 //	    pass_through      upgrade|multipart|unknown_format ...
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	if d.NextArg() {
-		h.Endpoint = d.Val()
-	}
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	seen := map[string]bool{}
-	for d.NextBlock(0) {
-		key := d.Val()
-		if seen[key] {
-			return d.Errf("duplicate sub-directive %q", key)
-		}
-		seen[key] = true
+	return parseDirective(d, "endpoint", &h.Endpoint, func(key string) error {
 		var err error
 		switch key {
-		case "endpoint":
-			if h.Endpoint != "" {
-				return d.Err("endpoint given twice (as argument and sub-directive)")
-			}
-			if !d.AllArgs(&h.Endpoint) {
-				return d.ArgErr()
-			}
 		case "format":
-			if !d.AllArgs(&h.Format) {
-				return d.ArgErr()
-			}
+			err = parseStringArg(d, &h.Format)
 		case "max_body_size":
 			h.MaxBodySize, err = parseSizeArg(d)
 		case "max_response_size":
 			h.MaxResponseSize, err = parseSizeArg(d)
 		case "provider":
-			if !d.AllArgs(&h.Provider) {
-				return d.ArgErr()
-			}
+			err = parseStringArg(d, &h.Provider)
 		case "project":
-			if !d.AllArgs(&h.ProjectID) {
-				return d.ArgErr()
-			}
+			err = parseStringArg(d, &h.ProjectID)
 		case "pass_through":
 			h.PassThrough = d.RemainingArgs()
 			if len(h.PassThrough) == 0 {
@@ -643,29 +620,58 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			h.Authenticate = true
 		case "max_queue_wait":
-			dur, derr := parseDurationArg(d)
-			if derr != nil {
-				return derr
-			}
-			h.MaxQueueWait = dur
+			h.MaxQueueWait, err = parseDurationArg(d)
 		case "body_read_timeout":
-			dur, derr := parseDurationArg(d)
-			if derr != nil {
-				return derr
-			}
-			h.BodyReadTimeout = dur
+			h.BodyReadTimeout, err = parseDurationArg(d)
 		case "stream_hold_back":
-			n, perr := parseIntArg(d)
-			if perr != nil {
-				return perr
-			}
-			h.StreamHoldBack = n
+			h.StreamHoldBack, err = parseIntArg(d)
 		default:
 			return d.Errf("unknown promptwall sub-directive %q", key)
 		}
-		if err != nil {
+		return err
+	})
+}
+
+// parseDirective reads a handler directive, `<directive> [<arg>] { ... }`:
+// the optional argument sets *arg, which the block may also set with the
+// sub-directive argKey but not both; every other sub-directive goes to sub,
+// which rejects the ones it does not know. A sub-directive given twice is an
+// error, since the second would silently replace the first.
+func parseDirective(d *caddyfile.Dispenser, argKey string, arg *string, sub func(key string) error) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		*arg = d.Val()
+	}
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	seen := map[string]bool{}
+	for d.NextBlock(0) {
+		key := d.Val()
+		if seen[key] {
+			return d.Errf("duplicate sub-directive %q", key)
+		}
+		seen[key] = true
+		if key != argKey {
+			if err := sub(key); err != nil {
+				return err
+			}
+			continue
+		}
+		if *arg != "" {
+			return d.Errf("%s given twice (as argument and sub-directive)", key)
+		}
+		if err := parseStringArg(d, arg); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// parseStringArg reads the one argument of a sub-directive into dst.
+func parseStringArg(d *caddyfile.Dispenser, dst *string) error {
+	if !d.AllArgs(dst) {
+		return d.ArgErr()
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func TestUnmarshalGlobalOption(t *testing.T) {
 				verdict_cache_size 8MiB
 			}`,
 			check: func(t *testing.T, a *App) {
-				if a.Storage != "/var/lib/pw.db" || a.QueueSize != 1000 || a.VerdictCacheBytes != 8<<20 {
+				if string(a.StorageRaw) != `"/var/lib/pw.db"` || a.QueueSize != 1000 || a.VerdictCacheBytes != 8<<20 {
 					t.Errorf("got %+v", a)
 				}
 				if time.Duration(a.Retention) != 72*time.Hour {
@@ -100,6 +100,49 @@ func TestUnmarshalGlobalOption(t *testing.T) {
 			name:    "duplicate sub-directive",
 			input:   "promptwall {\n storage a.db\n storage b.db\n}",
 			wantErr: `duplicate sub-directive "storage"`,
+		},
+		{
+			name:  "storage engine bolt",
+			input: "promptwall {\n storage bolt {\n  path /var/lib/pw.db\n }\n}",
+			check: func(t *testing.T, a *App) {
+				if got := string(a.StorageRaw); got != `{"engine":"bolt","path":"/var/lib/pw.db"}` {
+					t.Errorf("storage %s", got)
+				}
+			},
+		},
+		{
+			name:  "storage engine postgres",
+			input: "promptwall {\n storage postgres {\n  dsn {env.PROMPTWALL_PG_DSN}\n  cursor_key {env.KEY}\n  max_conns 4\n }\n}",
+			check: func(t *testing.T, a *App) {
+				if got := string(a.StorageRaw); got != `{"cursor_key":"{env.KEY}","dsn":"{env.PROMPTWALL_PG_DSN}","engine":"postgres","max_conns":4}` {
+					t.Errorf("storage %s", got)
+				}
+			},
+		},
+		{
+			name:    "storage path with a block",
+			input:   "promptwall {\n storage pw.db {\n  dsn x\n }\n}",
+			wantErr: `storage "pw.db" is not a storage engine`,
+		},
+		{
+			name:    "storage path with two arguments",
+			input:   "promptwall {\n storage a.db b.db\n}",
+			wantErr: "wrong argument count",
+		},
+		{
+			name:    "storage postgres unknown option",
+			input:   "promptwall {\n storage postgres {\n  dns x\n }\n}",
+			wantErr: `unknown storage postgres sub-directive "dns"`,
+		},
+		{
+			name:    "storage postgres duplicate option",
+			input:   "promptwall {\n storage postgres {\n  dsn x\n  dsn y\n }\n}",
+			wantErr: `duplicate storage postgres sub-directive "dsn"`,
+		},
+		{
+			name:    "storage bolt unknown option",
+			input:   "promptwall {\n storage bolt {\n  dsn x\n }\n}",
+			wantErr: `unknown storage bolt sub-directive "dsn"`,
 		},
 		{
 			name:    "unknown scanner module",

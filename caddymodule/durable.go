@@ -23,6 +23,23 @@ type commitGate struct {
 	held bool
 }
 
+// open reserves the record's place (reserve) and returns the writer the
+// answer goes through: in sync mode a commitGate, which holds the answer's
+// last byte until the record is durable. The caller defers ungate and
+// then x.finish, so the record is committed before the gate lets go; finish
+// must be deferred by the caller itself, as it recovers the stage's panic.
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, x *exchange) (_ http.ResponseWriter, ungate func(), _ error) {
+	if err := h.reserve(w, r, x); err != nil {
+		return w, nil, err
+	}
+	gw, gate := h.gateWrites(w)
+	if gate == nil {
+		return w, func() {}, nil
+	}
+	res := x.res
+	return gw, func() { gate.release(r.Context(), res, h.logger) }, nil
+}
+
 // gateWrites wraps w in a commitGate when the store is in sync mode.
 func (h *Handler) gateWrites(w http.ResponseWriter) (http.ResponseWriter, *commitGate) {
 	if h.app.durability != store.DurabilitySync {

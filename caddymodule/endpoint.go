@@ -5,12 +5,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/promptwall/promptwall/policy"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/scanner/webhook"
 )
@@ -58,6 +60,8 @@ type ScannerConfig struct {
 	DetectorRaw json.RawMessage `json:"detector,omitempty" caddy:"namespace=promptwall.scanners inline_key=scanner"`
 
 	detector ScannerModule
+	// declared is the setting with its defaults applied, set by provision.
+	declared scanner.Setting
 }
 
 // Endpoint is a named endpoint configuration: the scanners that screen the
@@ -100,8 +104,6 @@ type Package struct {
 	Scanners []ScannerConfig `json:"scanners"`
 }
 
-const defaultFlagMessage = "This request was blocked by the organization's AI security policy."
-
 // provision loads the detector module and checks the setting.
 func (sc *ScannerConfig) provision(ctx caddy.Context) error {
 	if sc.DetectorRaw == nil {
@@ -119,13 +121,17 @@ func (sc *ScannerConfig) provision(ctx caddy.Context) error {
 	if sc.ID == "" {
 		sc.ID = det.CaddyModule().ID.Name()
 	}
-	_, err = sc.setting()
+	sc.declared, err = sc.setting()
 	return err
 }
 
-// setting turns the config into the engine's typed setting, applying
-// defaults.
+// setting decodes the config into the engine's setting; the policy
+// compiler applies the defaults of the fields left unset and validates it.
 func (sc *ScannerConfig) setting() (scanner.Setting, error) {
+	fm, err := scanner.ParseFailMode(sc.FailMode)
+	if err != nil {
+		return scanner.Setting{}, fmt.Errorf("scanner %q: %w", sc.ID, err)
+	}
 	s := scanner.Setting{
 		ID:          sc.ID,
 		Version:     sc.Version,
@@ -134,39 +140,13 @@ func (sc *ScannerConfig) setting() (scanner.Setting, error) {
 		Blocking:    sc.Blocking == nil || *sc.Blocking,
 		Force:       sc.Force,
 		FlagMessage: sc.FlagMessage,
+		FailMode:    fm,
 		Timeout:     time.Duration(sc.Timeout),
 	}
-	if s.Version == "" {
-		s.Version = "1"
-	}
-	if s.Mode == "" {
-		s.Mode = scanner.ModeBlock
-	}
-	if s.FlagMessage == "" {
-		s.FlagMessage = defaultFlagMessage
-	}
-	fm, err := scanner.ParseFailMode(sc.FailMode)
-	if err != nil {
-		return s, fmt.Errorf("scanner %q: %w", sc.ID, err)
-	}
-	s.FailMode = fm
-	switch s.Mode {
-	case scanner.ModeBlock, scanner.ModeModify, scanner.ModeFlag:
-	default:
-		return s, fmt.Errorf("scanner %q: mode must be block, modify or flag, not %q", sc.ID, sc.Mode)
-	}
 	for _, d := range sc.Directions {
-		switch scanner.Direction(d) {
-		case scanner.Input, scanner.Output:
-			s.Directions = append(s.Directions, scanner.Direction(d))
-		default:
-			return s, fmt.Errorf("scanner %q: direction must be input or output, not %q", sc.ID, d)
-		}
+		s.Directions = append(s.Directions, scanner.Direction(d))
 	}
-	if len(s.Directions) == 0 {
-		s.Directions = defaultDirections(sc.detector)
-	}
-	return s, nil
+	return policy.Complete(s, isOutputOnly(sc.detector))
 }
 
 // OutputScanner is implemented by detectors that only make sense on answers
@@ -175,11 +155,9 @@ type OutputScanner interface {
 	OutputOnly() bool
 }
 
-func defaultDirections(det ScannerModule) []scanner.Direction {
-	if o, ok := det.(OutputScanner); ok && o.OutputOnly() {
-		return []scanner.Direction{scanner.Output}
-	}
-	return []scanner.Direction{scanner.Input}
+func isOutputOnly(det ScannerModule) bool {
+	o, ok := det.(OutputScanner)
+	return ok && o.OutputOnly()
 }
 
 // endpointID derives a stable UUID (version 8, name-based) from a name, so
@@ -236,4 +214,146 @@ func (l *externalLimits) limiters() (custom, vendored *webhook.Limiter) {
 		l.vendored, l.vendoredCap = webhook.NewLimiter(defaultMaxConcurrentVendored), defaultMaxConcurrentVendored
 	}
 	return l.custom, l.vendored
+}
+
+// compiledEndpoint is an endpoint ready to screen traffic.
+type compiledEndpoint struct {
+	Endpoint
+	pipeline *scanner.Pipeline
+	settings []scanner.Setting
+	// hasOutput tells the handler whether answers must be held for
+	// screening or can be streamed straight through.
+	hasOutput bool
+	// hasDeferred tells whether non-blocking scanners run after the answer.
+	hasDeferred bool
+
+	settingsOnce sync.Once
+	settingsStr  string
+}
+
+// endpoint returns a compiled endpoint by name.
+func (a *App) endpoint(name string) (*compiledEndpoint, error) {
+	ep, ok := a.endpoints[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown endpoint %q", name)
+	}
+	return ep, nil
+}
+
+// compileEndpoints loads every scanner's detector module, hands the
+// declarations to the policy compiler and builds each endpoint's pipeline.
+func (a *App) compileEndpoints(ctx caddy.Context) error {
+	if !slices.ContainsFunc(a.Endpoints, func(ep Endpoint) bool { return ep.Name == DefaultEndpointName }) {
+		a.Endpoints = append(a.Endpoints, defaultEndpoint())
+	}
+	cfg := policy.Config[*ScannerConfig]{Packages: make(map[string][]policy.Scanner[*ScannerConfig], len(a.Packages))}
+	var err error
+	if cfg.Global, err = provisionScanners(ctx, a.Scanners); err != nil {
+		return fmt.Errorf("global scanners: %w", err)
+	}
+	for i := range a.Packages {
+		p := &a.Packages[i]
+		if cfg.Packages[p.Name], err = provisionScanners(ctx, p.Scanners); err != nil {
+			return fmt.Errorf("package %q: %w", p.Name, err)
+		}
+	}
+	for i := range a.Endpoints {
+		ep := &a.Endpoints[i]
+		declared, err := provisionScanners(ctx, ep.Scanners)
+		if err != nil {
+			return fmt.Errorf("endpoint %q: %w", ep.Name, err)
+		}
+		cfg.Endpoints = append(cfg.Endpoints, policy.Endpoint[*ScannerConfig]{
+			Name: ep.Name, ProjectID: ep.ProjectID, ChatbotID: ep.ChatbotID, Packages: ep.Packages, Scanners: declared,
+		})
+	}
+
+	a.endpoints = make(map[string]*compiledEndpoint, len(a.Endpoints))
+	for i := range a.Endpoints {
+		ep := a.Endpoints[i]
+		if ep.ID == "" {
+			ep.ID = endpointID(ep.Name)
+		}
+		if ep.BlockStatus == 0 {
+			ep.BlockStatus = 403
+		}
+		if ep.OnBlock == "" {
+			ep.OnBlock = onBlockError
+		}
+		resolved, err := cfg.Resolve(i)
+		if err != nil {
+			return err
+		}
+		compiled, err := a.compile(ep, resolved)
+		if err != nil {
+			return fmt.Errorf("endpoint %q: %w", ep.Name, err)
+		}
+		a.endpoints[ep.Name] = compiled
+	}
+	return nil
+}
+
+// provisionScanners loads the detectors of one layer of scanners and
+// returns them as the policy compiler's declarations.
+func provisionScanners(ctx caddy.Context, layer []ScannerConfig) ([]policy.Scanner[*ScannerConfig], error) {
+	out := make([]policy.Scanner[*ScannerConfig], 0, len(layer))
+	for i := range layer {
+		sc := &layer[i]
+		if err := sc.provision(ctx); err != nil {
+			return nil, err
+		}
+		out = append(out, policy.Scanner[*ScannerConfig]{Setting: sc.declared, Detector: sc})
+	}
+	return out, nil
+}
+
+// compile builds (or reuses) the pipeline of a resolved policy. Pipelines
+// are cached by the policy's version so a reload that leaves an endpoint
+// unchanged keeps its compiled scanners and its verdict cache entries.
+func (a *App) compile(ep Endpoint, resolved []policy.Scanner[*ScannerConfig]) (*compiledEndpoint, error) {
+	version := policy.Version(resolved, func(sc *ScannerConfig) []byte { return sc.DetectorRaw })
+	sides := policy.SidesOf(resolved)
+	out := &compiledEndpoint{
+		Endpoint: ep,
+		settings: policy.Settings(resolved),
+		// Restoring placeholders rewrites answers, so they are held like
+		// answers that are screened.
+		hasOutput:   sides.Output || ep.RestorePlaceholders,
+		hasDeferred: sides.Deferred,
+	}
+	cacheKey := ep.ID + "/" + version
+	if p, ok := a.shared.pipelines.Get(cacheKey); ok {
+		a.metrics.cacheHits.WithLabelValues("pipeline").Inc()
+		out.pipeline = p
+		return out, nil
+	}
+	a.metrics.cacheMisses.WithLabelValues("pipeline").Inc()
+	stages := make([]scanner.Stage, 0, len(resolved))
+	for _, s := range resolved {
+		det, err := newScanner(s.Detector.detector, a.shared.external)
+		if err != nil {
+			return nil, fmt.Errorf("scanner %q: %w", s.Setting.ID, err)
+		}
+		stages = append(stages, scanner.Stage{Setting: s.Setting, Scanner: det})
+	}
+	p, err := scanner.NewPipeline(stages, scanner.Options{
+		Cache:         a.shared.verdicts,
+		ConfigVersion: version,
+		Observer:      pipelineObserver{a.metrics},
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.shared.pipelines.Set(cacheKey, p, 1)
+	a.shared.pipelines.Wait()
+	out.pipeline = p
+	return out, nil
+}
+
+// newScanner builds a detector, handing it the pool's state if it needs it.
+func newScanner(m ScannerModule, external *externalLimits) (scanner.Scanner, error) {
+	if p, ok := m.(pooledScanner); ok {
+		return p.NewPooledScanner(external)
+	}
+	return m.NewScanner()
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/guardrail"
+	"github.com/promptwall/promptwall/internal/reqhead"
+	"github.com/promptwall/promptwall/policy"
 	"github.com/promptwall/promptwall/record"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
@@ -123,47 +125,82 @@ func guardrailToken(r *http.Request) string {
 // ServeHTTP screens one caller's texts and answers in its shape.
 func (g *GuardrailHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	received := time.Now()
+	shape, who, ref := g.admit(w, r)
+	if ref != nil {
+		return g.refuse(w, ref.reason, ref.err)
+	}
+	check, ref := g.parse(w, r, shape)
+	if ref != nil {
+		return g.refuse(w, ref.reason, ref.err)
+	}
+	return g.answer(w, r, received, shape, who, check)
+}
+
+// guardRefusal is a check answered with an error in the guardrail API's
+// shape; reason labels the rejected-requests counter ("" counts nothing).
+type guardRefusal struct {
+	reason string
+	err    *guardrail.Error
+}
+
+// admit picks the API shape served at the path and checks the method, the
+// token and the content type.
+func (g *GuardrailHandler) admit(w http.ResponseWriter, r *http.Request) (guardrail.Shape, auth.Principal, *guardRefusal) {
 	shape := g.shape
 	if shape == nil {
 		if shape = guardrail.ForPath(r.URL.Path); shape == nil {
-			return g.refuse(w, "unsupported", &guardrail.Error{Status: http.StatusNotFound, Code: "not_found",
-				Message: "No guardrail API is served at this path: use /api/protect, /beta/litellm_basic_guardrail_api, /portkey/webhook or /guardrail/{id}/version/{version}/apply."})
+			return nil, auth.Principal{}, &guardRefusal{"unsupported", &guardrail.Error{Status: http.StatusNotFound, Code: "not_found",
+				Message: "No guardrail API is served at this path: use /api/protect, /beta/litellm_basic_guardrail_api, /portkey/webhook or /guardrail/{id}/version/{version}/apply."}}
 		}
+	}
+	if msg := reqhead.Check(r); msg != "" {
+		return nil, auth.Principal{}, &guardRefusal{"too_large", &guardrail.Error{Status: http.StatusRequestHeaderFieldsTooLarge, Code: reqhead.Code, Message: msg}}
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		return g.refuse(w, "unsupported", &guardrail.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "Guardrail checks are sent with POST."})
+		return nil, auth.Principal{}, &guardRefusal{"unsupported", &guardrail.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "Guardrail checks are sent with POST."}}
 	}
 	who, err := g.app.auth.Authenticate(guardrailToken(r))
 	if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
 		g.logger.Error("checking a guardrail token", zap.Error(err))
-		return g.refuse(w, "", &guardrail.Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "The token could not be checked."})
+		return nil, auth.Principal{}, &guardRefusal{"", &guardrail.Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "The token could not be checked."}}
 	}
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", "Bearer")
-		return g.refuse(w, "unauthenticated", &guardrail.Error{Status: http.StatusUnauthorized, Code: "unauthorized",
-			Message: "A valid Promptwall token is required (Authorization: Bearer, APP-ID or api-key header)."})
+		return nil, auth.Principal{}, &guardRefusal{"unauthenticated", &guardrail.Error{Status: http.StatusUnauthorized, Code: "unauthorized",
+			Message: "A valid Promptwall token is required (Authorization: Bearer, APP-ID or api-key header)."}}
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		if err := checkContentType(ct); err != nil {
-			return g.refuse(w, "malformed", &guardrail.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Message: err.Error()})
+			return nil, auth.Principal{}, &guardRefusal{"malformed", &guardrail.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Message: err.Error()}}
 		}
 	}
+	return shape, who, nil
+}
+
+// parse reads the body (capped) and parses it as a check of the shape.
+func (g *GuardrailHandler) parse(w http.ResponseWriter, r *http.Request, shape guardrail.Shape) (*guardrail.Check, *guardRefusal) {
 	body, gerr := g.readBody(w, r)
 	if gerr != nil {
 		reason := "malformed"
 		if gerr.Status == http.StatusRequestEntityTooLarge {
 			reason = "too_large"
 		}
-		return g.refuse(w, reason, gerr)
+		return nil, &guardRefusal{reason, gerr}
 	}
 	check, err := shape.Parse(r.URL.Path, body)
 	if err != nil {
 		if ge, ok := errors.AsType[*guardrail.Error](err); ok {
-			return g.refuse(w, "malformed", ge)
+			return nil, &guardRefusal{"malformed", ge}
 		}
-		return g.refuse(w, "malformed", &guardrail.Error{Status: http.StatusBadRequest, Code: "invalid_parameter", Message: err.Error()})
+		return nil, &guardRefusal{"malformed", &guardrail.Error{Status: http.StatusBadRequest, Code: "invalid_parameter", Message: err.Error()}}
 	}
+	return check, nil
+}
+
+// answer reserves the check's record, screens it, records it as a scan and
+// writes the verdict in the shape's own form.
+func (g *GuardrailHandler) answer(w http.ResponseWriter, r *http.Request, received time.Time, shape guardrail.Shape, who auth.Principal, check *guardrail.Check) error {
 	res, err := g.app.shared.store.Reserve(r.Context())
 	if err != nil {
 		g.logger.Error("refusing guardrail check: record queue full", zap.Error(err))
@@ -175,7 +212,7 @@ func (g *GuardrailHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ c
 	start := time.Now()
 	result := g.ep.pipeline.Screen(r.Context(), &check.Conversation, check.Direction)
 	g.metrics[shape.Name()].observeResult(check.Direction, result, time.Since(start))
-	answer, err := shape.Answer(check, guardrail.VerdictOf(result, defaultFlagMessage, id))
+	answer, err := shape.Answer(check, guardrail.VerdictOf(result, policy.DefaultFlagMessage, id))
 	if err != nil {
 		res.Cancel()
 		g.logger.Error("rendering guardrail answer", zap.String("shape", shape.Name()), zap.Error(err))
@@ -299,45 +336,22 @@ func parseGuardrailDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandle
 //	    project       <id>
 //	}
 func (g *GuardrailHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	if d.NextArg() {
-		g.Shape = d.Val()
-	}
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	seen := map[string]bool{}
-	for d.NextBlock(0) {
-		key := d.Val()
-		if seen[key] {
-			return d.Errf("duplicate sub-directive %q", key)
-		}
-		seen[key] = true
+	err := parseDirective(d, "shape", &g.Shape, func(key string) error {
 		var err error
 		switch key {
-		case "shape":
-			if g.Shape != "" {
-				return d.Err("shape given twice (as argument and sub-directive)")
-			}
-			if !d.AllArgs(&g.Shape) {
-				return d.ArgErr()
-			}
 		case "endpoint":
-			if !d.AllArgs(&g.Endpoint) {
-				return d.ArgErr()
-			}
+			err = parseStringArg(d, &g.Endpoint)
 		case "max_body_size":
 			g.MaxBodySize, err = parseSizeArg(d)
 		case "project":
-			if !d.AllArgs(&g.ProjectID) {
-				return d.ArgErr()
-			}
+			err = parseStringArg(d, &g.ProjectID)
 		default:
 			return d.Errf("unknown promptwall_guardrail sub-directive %q", key)
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if g.Shape != "" {
 		if _, err := guardrail.ByName(g.Shape); err != nil {

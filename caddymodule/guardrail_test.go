@@ -45,6 +45,9 @@ func guardrailConfig(dbPath, certFile, keyFile string) string {
 	https_port %d
 	grace_period 1ns
 	auto_https disable_redirects
+	servers {
+		max_header_size 1MB
+	}
 	promptwall {
 		storage %s
 		bootstrap_token %s
@@ -327,6 +330,7 @@ func TestGuardrailRefusals(t *testing.T) {
 		{"too large", "POST", "/beta/litellm_basic_guardrail_api", auth, []byte(`{"input_type": "request", "texts": ["` + strings.Repeat("a", 5<<20) + `"]}`), 413, "request_too_large"},
 		{"malformed", "POST", "/api/protect", auth, []byte(`{"prompt": 1}`), 400, "invalid_parameter"},
 		{"not JSON", "POST", "/guardrail/g/version/1/apply", auth, []byte(`{"source"`), 400, "invalid_json"},
+		{"headers over 64KB", "POST", "/api/protect", map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + s.userToken, "X-Long": strings.Repeat("a", 64<<10)}, valid, 431, "request_header_too_large"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,7 +21,9 @@ import (
 
 	"github.com/promptwall/promptwall/auth"
 	"github.com/promptwall/promptwall/format"
+	"github.com/promptwall/promptwall/internal/reqhead"
 	"github.com/promptwall/promptwall/internal/utf8text"
+	"github.com/promptwall/promptwall/policy"
 	"github.com/promptwall/promptwall/record"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
@@ -213,6 +215,10 @@ type exchange struct {
 // one place; once the record is reserved it is committed exactly once, by
 // the deferred finish, however the exchange ends.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if msg := reqhead.Check(r); msg != "" {
+		return h.refuse(w, r, &exchange{h: h}, &refusal{reason: "too_large", status: http.StatusRequestHeaderFieldsTooLarge,
+			code: reqhead.Code, message: msg})
+	}
 	// Requests without a body carry no prompt (model listings, health
 	// checks): nothing to screen, nothing to record.
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
@@ -237,15 +243,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if pass != "" {
 		return h.passUnscreened(w, r, next, x, pass)
 	}
-	if err := h.reserve(w, r, x); err != nil {
+	w, ungate, err := h.open(w, r, x)
+	if err != nil {
 		return h.refuse(w, r, x, err)
 	}
-	// The gate holds the answer's last byte until the record is durable:
-	// it is released after the deferred commit below.
-	var gate *commitGate
-	if w, gate = h.gateWrites(w); gate != nil {
-		defer gate.release(r.Context(), x.res, h.logger)
-	}
+	defer ungate()
 	defer x.finish()
 	raw, err := h.screenInput(r, x, body.Bytes())
 	if err == nil {
@@ -266,7 +268,7 @@ func (h *Handler) admit(r *http.Request, x *exchange) (pass string, err error) {
 			return "", &refusal{reason: "unauthenticated", status: http.StatusUnauthorized, code: "invalid_api_key", message: errBadToken.Error() + "."}
 		} else if err != nil {
 			h.logger.Error("checking a gateway token", zap.Error(err))
-			return "", &refusal{status: http.StatusInternalServerError, code: "internal_error", message: "The gateway could not check the token."}
+			return "", h.app.storeRefusal(err, "The gateway could not check the token.")
 		}
 		// The token goes no further than this handler.
 		useProviderKey(r, h.prov)
@@ -343,9 +345,8 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request, x *exchange, bod
 func (h *Handler) reserve(w http.ResponseWriter, r *http.Request, x *exchange) error {
 	res, err := h.app.shared.store.Reserve(r.Context())
 	if err != nil {
-		h.logger.Error("refusing request: record queue full", zap.Error(err))
-		return &refusal{reason: "store_full", status: http.StatusServiceUnavailable, code: "service_unavailable",
-			message: "The gateway cannot record requests right now; retry shortly.", retryAfter: "1"}
+		h.logger.Error("refusing request: its record cannot be queued", zap.Error(err))
+		return h.app.reserveRefusal(err)
 	}
 	x.res = res
 	x.id = store.NewID()
@@ -738,15 +739,11 @@ func (h *Handler) passes(kind string) bool {
 // and records it as such: outcome passed, every scanner skipped with the
 // reason, the body not stored (nothing of it was read as a prompt).
 func (h *Handler) passUnscreened(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, x *exchange, why string) error {
-	if err := h.reserve(w, r, x); err != nil {
+	w, ungate, err := h.open(w, r, x)
+	if err != nil {
 		return h.refuse(w, r, x, err)
 	}
-	// As on the screened path: the gate holds the answer's last byte until
-	// the record, committed by the deferred finish, is durable.
-	var gate *commitGate
-	if w, gate = h.gateWrites(w); gate != nil {
-		defer gate.release(r.Context(), x.res, h.logger)
-	}
+	defer ungate()
 	defer x.finish()
 	now := time.Now()
 	skipped := &scanner.Result{Outcome: scanner.Passed}
@@ -827,9 +824,9 @@ const (
 // GET /prompts/{id}?fetchScanners=true.
 func (ep *compiledEndpoint) settingsJSON() string {
 	ep.settingsOnce.Do(func() {
-		out := make([]scanner.SettingStrings, 0, len(ep.settings))
+		out := make([]policy.SettingStrings, 0, len(ep.settings))
 		for _, s := range ep.settings {
-			out = append(out, s.Strings())
+			out = append(out, policy.Strings(s))
 		}
 		b, _ := json.Marshal(out)
 		ep.settingsStr = string(b)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/promptwall/promptwall/api"
 	"github.com/promptwall/promptwall/identity"
+	"github.com/promptwall/promptwall/policy"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/store"
 )
@@ -169,12 +170,10 @@ func (r endpointResolver) Resolve(groupID, chatbotID string) (api.EndpointView, 
 	return view, nil
 }
 
+// apiSetting is a setting as GET /backend/v1/endpoint serves it: the spec's
+// seven fields.
 func apiSetting(s scanner.Setting) api.ScannerSetting {
-	ss := s.Strings()
-	return api.ScannerSetting{
-		ID: ss.ID, Version: ss.Version, Enabled: ss.Enabled, Mode: ss.Mode,
-		Blocking: ss.Blocking, Force: ss.Force, FlagMessage: ss.FlagMessage,
-	}
+	return policy.Strings(s).Spec()
 }
 
 var _ api.EndpointResolver = endpointResolver{}

@@ -81,30 +81,44 @@ func TestRedisLimitsValidate(t *testing.T) {
 	}
 }
 
-// TestMultiInstanceExampleAdapts keeps the README's example config valid.
+// TestMultiInstanceExampleAdapts keeps the README's example configs valid:
+// both instances on PostgreSQL and Redis.
 func TestMultiInstanceExampleAdapts(t *testing.T) {
-	body, err := os.ReadFile("../examples/multi-instance/Caddyfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt(body, map[string]any{"filename": "Caddyfile"})
-	if err != nil {
-		t.Fatalf("adapt: %v", err)
-	}
-	for _, w := range warnings {
-		t.Errorf("adapt warning: %s", w.Message)
-	}
-	var cfg struct {
-		Apps struct {
-			Promptwall struct {
-				Limits map[string]any `json:"limits"`
-			} `json:"promptwall"`
-		} `json:"apps"`
-	}
-	if err := json.Unmarshal(out, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if l := cfg.Apps.Promptwall.Limits; l["engine"] != "redis" || l["fail_mode"] != "closed" {
-		t.Errorf("example limits = %v, want the redis engine failing closed", l)
+	for _, name := range []string{"gateway-a.Caddyfile", "gateway-b.Caddyfile"} {
+		t.Run(name, func(t *testing.T) {
+			body, err := os.ReadFile("../examples/multi-instance/" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt(body, map[string]any{"filename": name})
+			if err != nil {
+				t.Fatalf("adapt: %v", err)
+			}
+			for _, w := range warnings {
+				t.Errorf("adapt warning: %s", w.Message)
+			}
+			var cfg struct {
+				Apps struct {
+					Promptwall struct {
+						Limits     map[string]any `json:"limits"`
+						Storage    map[string]any `json:"storage"`
+						Durability string         `json:"durability"`
+					} `json:"promptwall"`
+				} `json:"apps"`
+			}
+			if err := json.Unmarshal(out, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			pw := cfg.Apps.Promptwall
+			if l := pw.Limits; l["engine"] != "redis" || l["fail_mode"] != "closed" {
+				t.Errorf("example limits = %v, want the redis engine failing closed", l)
+			}
+			if s := pw.Storage; s["engine"] != "postgres" || s["dsn"] != "{env.PROMPTWALL_PG_DSN}" || s["cursor_key"] != "{env.PROMPTWALL_CURSOR_KEY}" {
+				t.Errorf("example storage = %v, want postgres with the DSN and cursor key from the environment", s)
+			}
+			if pw.Durability != "sync" {
+				t.Errorf("example durability %q, want sync", pw.Durability)
+			}
+		})
 	}
 }

@@ -70,7 +70,7 @@ func getMetrics() *metrics {
 			}, []string{"scanner", "provider", "project", "direction", "action"}),
 			rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Namespace: ns, Name: "requests_rejected_total",
-				Help: "Requests refused before they were forwarded, by reason (malformed, too_large, unsupported, unauthenticated, store_full, provider_limit).",
+				Help: "Requests refused before they were forwarded, by reason (malformed, too_large, unsupported, unauthenticated, store_full, store_unavailable, provider_limit, limiter_unavailable).",
 			}, []string{"reason"}),
 			scannerDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 				Namespace: ns, Name: "scanner_duration_seconds",
@@ -295,10 +295,16 @@ func (m *metrics) scannerDurationOf(id string) prometheus.Observer {
 }
 
 // storeObserver feeds the store's hooks into the collectors.
-type storeObserver struct{ m *metrics }
+type storeObserver struct {
+	m      *metrics
+	health *storeHealth
+}
 
 func (o storeObserver) QueueDepth(depth int) { o.m.storeQueueDepth.Set(float64(depth)) }
 func (o storeObserver) Committed(batch int, d time.Duration, err error) {
+	if o.health != nil {
+		o.health.committed(err)
+	}
 	if err != nil {
 		o.m.storeErrors.Inc()
 		return

@@ -64,18 +64,41 @@ func (a *App) provisionScreening(ctx caddy.Context) error {
 	return a.compileEndpoints(ctx)
 }
 
-// StoragePath is the database path of appJSON (the config's
+// StoragePath is the bbolt database path of appJSON (the config's
 // apps.promptwall, or empty): its storage, else the default path, with
-// placeholders replaced. It is "" when neither gives a path.
+// placeholders replaced. A config whose storage is another engine is an
+// error: operator commands open bbolt files only.
 func StoragePath(appJSON json.RawMessage) (string, error) {
 	app, err := decodeApp(appJSON)
 	if err != nil {
 		return "", err
 	}
-	if app.Storage == "" {
-		app.Storage = defaultStoragePath()
+	bolt := new(BoltStorage)
+	switch raw := app.StorageRaw; {
+	case len(raw) == 0:
+	case raw[0] == '"':
+		if err := json.Unmarshal(raw, &bolt.Path); err != nil {
+			return "", fmt.Errorf("storage: %w", err)
+		}
+	default:
+		var mod struct {
+			Engine string `json:"engine"`
+		}
+		if err := json.Unmarshal(raw, &mod); err != nil {
+			return "", fmt.Errorf("storage: %w", err)
+		}
+		if mod.Engine != "bolt" {
+			return "", fmt.Errorf("the config keeps its data in storage %q: this command opens bbolt files only; "+
+				"use the running gateway's /backend/v1 API instead", mod.Engine)
+		}
+		if err := json.Unmarshal(raw, bolt); err != nil {
+			return "", fmt.Errorf("storage bolt: %w", err)
+		}
 	}
-	return caddy.NewReplacer().ReplaceKnown(app.Storage, ""), nil
+	if bolt.Path == "" {
+		bolt.Path = defaultStoragePath()
+	}
+	return caddy.NewReplacer().ReplaceKnown(bolt.Path, ""), nil
 }
 
 func decodeApp(appJSON json.RawMessage) (*App, error) {

@@ -66,6 +66,7 @@ func (a *App) provisionCampaigns() error {
 			Target:   campaignTarget{shared},
 			Screener: campaignScreener{shared},
 			Features: orgFeatures{shared.store},
+			Locker:   lockerOf(shared.engine),
 			Logger:   a.logger.Named("redteam"),
 		})
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/promptwall/promptwall/format"
 	"github.com/promptwall/promptwall/limits"
+	"github.com/promptwall/promptwall/policy"
 )
 
 // refusal is an answer the gateway writes itself instead of the provider's:
@@ -100,7 +101,7 @@ func (h *Handler) tooLarge() *refusal {
 // provider's error shape, or a normal completion carrying the message.
 func (h *Handler) writeBlocked(w http.ResponseWriter, x *exchange, message string) error {
 	if message == "" {
-		message = defaultFlagMessage
+		message = policy.DefaultFlagMessage
 	}
 	hdr := w.Header()
 	hdr.Del("Content-Length")

@@ -145,6 +145,7 @@ func (h *Handler) streamOptions(x *exchange, stream format.Stream, emit func([]b
 		Hold: func(text string) int {
 			return h.ep.pipeline.Hold(text, scanner.Output, others)
 		},
+		Lookbehind: h.ep.pipeline.Lookbehind(scanner.Output),
 	}
 	if x.vault != nil && x.vault.Len() > 0 {
 		opts.Vault = x.vault

@@ -54,7 +54,8 @@ type Stream interface {
 	// Rewrite returns ev's bytes with its delta replaced by text, for
 	// redaction in streams: the first fragment receives text, any other
 	// fragment becomes empty, so the rewritten event's Delta is text.
-	// Events must be rewritten in the order Next returned them.
+	// Events must be rewritten in the order Next returned them. The
+	// result replaces ev.Raw; an event may be rewritten again after that.
 	Rewrite(ev *Event, text string) ([]byte, error)
 	// Block renders a final error event in the provider's streamed error
 	// shape, sent instead of the rest of the answer when screening
@@ -496,7 +497,15 @@ func (d *decoder) Rewrite(ev *Event, text string) ([]byte, error) {
 	if d.echo != nil {
 		d.echo.rewritten(ev, text)
 	}
-	return replaceData(ev, nd), nil
+	raw := replaceData(ev, nd)
+	// The caller forwards raw in place of ev.Raw: ev must find its data
+	// there, since an event still held may be rewritten again (a second
+	// redaction, a placeholder restored).
+	if ev.ds >= 0 {
+		ev.de = ev.ds + len(nd)
+	}
+	ev.data = nd
+	return raw, nil
 }
 
 func (d *decoder) Block(code, message string) []byte { return d.block(code, message) }

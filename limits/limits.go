@@ -262,26 +262,39 @@ func noop() {}
 // again does nothing, so `defer release()` is safe next to an early call.
 // A refusal is a *LimitError wrapping ErrConcurrencyLimited,
 // ErrRateLimited or, when ctx ended first, ctx's error.
-//
-// The slot is taken before the token: a request refused for want of a slot
-// then never spends a token, while one refused for want of a token gives
-// its slot straight back.
 func (l *Limiter) Acquire(ctx context.Context, maxWait time.Duration) (release func(), err error) {
 	if l.unlimited.Load() {
 		return noop, nil
 	}
-	start := l.clock.Now()
+	return admit(l.name, l.obs, l.clock.Now, maxWait, func(deadline time.Time) (func(), error) {
+		slot, err := l.acquireSlot(ctx, deadline)
+		if err != nil {
+			return nil, err
+		}
+		return l.releaser(slot), nil
+	}, func(deadline time.Time) error {
+		return l.takeToken(ctx, deadline)
+	})
+}
+
+// admit is the order in which every gate admits a request, local or
+// shared: a concurrency slot, then a rate token, both before now+maxWait,
+// and the time waited reported once admitted. The slot is taken before the
+// token: a request refused for want of a slot then never spends a token,
+// while one refused for want of a token gives its slot straight back.
+func admit(name string, obs Observer, now func() time.Time, maxWait time.Duration,
+	slot func(deadline time.Time) (release func(), err error), token func(deadline time.Time) error) (func(), error) {
+	start := now()
 	deadline := start.Add(max(maxWait, 0))
-	slot, err := l.acquireSlot(ctx, deadline)
+	release, err := slot(deadline)
 	if err != nil {
 		return nil, err
 	}
-	release = l.releaser(slot)
-	if err := l.takeToken(ctx, deadline); err != nil {
+	if err := token(deadline); err != nil {
 		release()
 		return nil, err
 	}
-	l.obs.Waited(l.name, l.clock.Now().Sub(start))
+	obs.Waited(name, now().Sub(start))
 	return release, nil
 }
 
@@ -413,8 +426,13 @@ func nextTokenIn(rl *rate.Limiter, now time.Time) time.Duration {
 }
 
 func (l *Limiter) reject(err error, reason string, retry time.Duration) error {
-	l.obs.Rejected(l.name, reason)
-	return &LimitError{Provider: l.name, Err: err, RetryAfter: retry}
+	return refuse(l.obs, l.name, err, reason, retry)
+}
+
+// refuse counts a refusal of the named provider's gate and returns it.
+func refuse(obs Observer, name string, err error, reason string, retry time.Duration) error {
+	obs.Rejected(name, reason)
+	return &LimitError{Provider: name, Err: err, RetryAfter: retry}
 }
 
 // RetryAfterSeconds rounds d up to whole seconds, at least 1: the value of a
@@ -484,16 +502,22 @@ func (r *Registry) Lookup(name string) (*Limiter, bool) {
 // config) and returns how many it forgot. Holders of a forgotten limiter
 // keep using it until they release.
 func (r *Registry) Retain(keep []string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return retain(r.limiters, keep)
+}
+
+// retain deletes the entries of m not named in keep and returns how many
+// it deleted.
+func retain[V any](m map[string]V, keep []string) int {
 	set := make(map[string]bool, len(keep))
 	for _, k := range keep {
 		set[k] = true
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	n := 0
-	for name := range r.limiters {
+	for name := range m {
 		if !set[name] {
-			delete(r.limiters, name)
+			delete(m, name)
 			n++
 		}
 	}

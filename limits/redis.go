@@ -274,20 +274,9 @@ func (s *RedisSet) Lookup(name string) (Gate, bool) {
 // Retain forgets the gates of providers not in keep. Their keys in Redis
 // expire on their own.
 func (s *RedisSet) Retain(keep []string) int {
-	set := make(map[string]bool, len(keep))
-	for _, k := range keep {
-		set[k] = true
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for name := range s.gates {
-		if !set[name] {
-			delete(s.gates, name)
-			n++
-		}
-	}
-	return n
+	return retain(s.gates, keep)
 }
 
 // HeldLeases returns how many concurrency slots this instance holds.
@@ -406,26 +395,21 @@ func (g *RedisGate) Acquire(ctx context.Context, maxWait time.Duration) (func(),
 	if cfg.Unlimited() {
 		return noop, nil
 	}
-	start := time.Now()
-	deadline := start.Add(max(maxWait, 0))
-	release := noop
-	if cfg.RequestConcurrencyLimit > 0 {
+	return admit(g.name, g.set.obs, time.Now, maxWait, func(deadline time.Time) (func(), error) {
+		if cfg.RequestConcurrencyLimit <= 0 {
+			return noop, nil
+		}
 		l, err := g.acquireSlot(ctx, cfg.RequestConcurrencyLimit, deadline)
-		if err != nil {
-			return nil, err
+		if err != nil || l == nil {
+			return noop, err
 		}
-		if l != nil {
-			release = g.releaser(l)
+		return g.releaser(l), nil
+	}, func(deadline time.Time) error {
+		if cfg.MaxRequestsPerSecond <= 0 {
+			return nil
 		}
-	}
-	if cfg.MaxRequestsPerSecond > 0 {
-		if err := g.takeToken(ctx, cfg.MaxRequestsPerSecond, deadline); err != nil {
-			release()
-			return nil, err
-		}
-	}
-	g.set.obs.Waited(g.name, time.Since(start))
-	return release, nil
+		return g.takeToken(ctx, cfg.MaxRequestsPerSecond, deadline)
+	})
 }
 
 // call runs one script with the call timeout and reports it.
@@ -471,8 +455,7 @@ func (g *RedisGate) failure(ctx context.Context, err error) error {
 }
 
 func (g *RedisGate) reject(err error, reason string, retry time.Duration) error {
-	g.set.obs.Rejected(g.name, reason)
-	return &LimitError{Provider: g.name, Err: err, RetryAfter: retry}
+	return refuse(g.set.obs, g.name, err, reason, retry)
 }
 
 // acquireSlot takes a lease, polling until deadline. It returns a nil

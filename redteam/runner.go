@@ -127,6 +127,10 @@ type Options struct {
 	// ScheduleTick is how often RunSchedules looks for due campaigns.
 	// Default 30s.
 	ScheduleTick time.Duration
+	// Locker makes schedules fire once across gateway instances sharing
+	// the store, and keeps Recover from ending runs another live instance
+	// executes (see once.go). nil: this process is the store's only user.
+	Locker store.Locker
 	// Logger receives run failures; never attack texts or answers.
 	Logger *zap.Logger
 	// Now is the clock; default time.Now.
@@ -327,12 +331,23 @@ func (r *Runner) start(ctx context.Context, orgID, campaignID, userID, scheduleI
 	}
 	run.Total = strconv.Itoa(len(plan))
 
+	// The run lock is taken before the run is visible, so that no other
+	// instance's Recover takes a run starting here for an orphan.
+	unlock, locked, err := r.tryLock(ctx, runLock(run.ID))
+	if err != nil {
+		return nil, fmt.Errorf("redteam: run lock: %w", err)
+	}
+	if !locked {
+		return nil, fmt.Errorf("redteam: run lock of new run %s is held elsewhere", run.ID)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
+		unlock()
 		return nil, ErrClosed
 	}
 	if err := r.opts.Store.CreateCampaignRun(run); err != nil {
+		unlock()
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancelCause(r.ctx)
@@ -344,6 +359,7 @@ func (r *Runner) start(ctx context.Context, orgID, campaignID, userID, scheduleI
 	go func() {
 		defer r.wg.Done()
 		defer close(act.done)
+		defer unlock()
 		defer cancel(nil)
 		ex.execute(runCtx)
 		r.mu.Lock()
@@ -412,7 +428,8 @@ func (r *Runner) Cancel(orgID, runID string) (*store.CampaignRun, error) {
 // resumed: the canary of an interrupted run was never stored, and
 // restarting a crashed process must not repeat hundreds of provider calls
 // on its own. Call it once at start-up, before Start; it skips runs this
-// process is executing. It returns how many runs it ended.
+// process is executing and, with a Locker, runs another live instance
+// executes. It returns how many runs it ended.
 func (r *Runner) Recover() (int, error) {
 	runs, err := r.opts.Store.CampaignRunsWithStatus(store.RunQueued, store.RunRunning)
 	if err != nil {
@@ -423,17 +440,43 @@ func (r *Runner) Recover() (int, error) {
 		if r.Done(h.ID) != nil {
 			continue
 		}
-		run, err := r.opts.Store.GetCampaignRun(h.ID, true)
+		// A run another live instance executes holds its lock. Holding
+		// it while ending the run keeps two recovering instances from
+		// ending it twice.
+		unlock, ok, err := r.tryLock(context.Background(), runLock(h.ID))
 		if err != nil {
 			return n, err
 		}
-		if err := r.finishOrphan(run, store.RunFailed, RecoveredReason); err != nil {
+		if !ok {
+			continue
+		}
+		ended, err := r.recoverRun(h.ID)
+		unlock()
+		if err != nil {
 			return n, err
 		}
-		r.log.Warn("red-team run interrupted by a restart marked failed", zap.String("run", run.ID), zap.String("campaign", run.CampaignID))
-		n++
+		if ended {
+			n++
+		}
 	}
 	return n, nil
+}
+
+// recoverRun ends one orphaned run, unless it ended meanwhile (another
+// instance recovered it before this one took its lock).
+func (r *Runner) recoverRun(id string) (bool, error) {
+	run, err := r.opts.Store.GetCampaignRun(id, true)
+	if err != nil {
+		return false, err
+	}
+	if run.Status != store.RunQueued && run.Status != store.RunRunning {
+		return false, nil
+	}
+	if err := r.finishOrphan(run, store.RunFailed, RecoveredReason); err != nil {
+		return false, err
+	}
+	r.log.Warn("red-team run interrupted by a restart marked failed", zap.String("run", run.ID), zap.String("campaign", run.CampaignID))
+	return true, nil
 }
 
 // finishOrphan gives a run that no goroutine executes a final status.
@@ -757,6 +800,13 @@ func (r *Runner) tickSchedule(ctx context.Context, c *Campaign, now time.Time) e
 		return err
 	}
 	id := ScheduleID(c.ID)
+	// Another instance checking this schedule now will move its next run
+	// time; this one finds it moved at its next tick.
+	unlock, ok, err := r.tryLock(ctx, scheduleLock(id))
+	if err != nil || !ok {
+		return err
+	}
+	defer unlock()
 	sc, err := r.opts.Store.GetCampaignSchedule(id)
 	if errors.Is(err, store.ErrNotFound) {
 		sc = &store.CampaignSchedule{ID: id, OrgID: c.OrgID, CampaignID: c.ID, Enabled: true}
@@ -772,7 +822,11 @@ func (r *Runner) tickSchedule(ctx context.Context, c *Campaign, now time.Time) e
 		return nil
 	}
 	sc.NextRunAt = store.Timestamp(sched.Next(now))
-	if !r.scheduleBusy(id) {
+	busy, err := r.scheduleBusyAnywhere(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !busy {
 		run, err := r.start(ctx, c.OrgID, c.ID, "", id)
 		switch {
 		case errors.Is(err, ErrRedTeamDisabled):

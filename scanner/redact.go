@@ -86,31 +86,18 @@ func (v *Vault) Restore(text string) string {
 		return text
 	}
 	var b strings.Builder
-	last, i := 0, 0
+	last := 0
 	for {
-		j := strings.IndexByte(text[i:], '[')
-		if j < 0 {
-			break
-		}
-		i += j
-		end := strings.IndexByte(text[i+1:min(len(text), i+v.longest)], ']')
-		if end < 0 {
-			i++
-			continue
-		}
-		ph := text[i : i+end+2]
-		val, ok := v.byPH[ph]
+		p, ok := v.nextLocked(text, last)
 		if !ok {
-			i++
-			continue
+			break
 		}
 		if b.Len() == 0 {
 			b.Grow(len(text))
 		}
-		b.WriteString(text[last:i])
-		b.WriteString(val)
-		i += len(ph)
-		last = i
+		b.WriteString(text[last:p.Start])
+		b.WriteString(p.Value)
+		last = p.End
 	}
 	if last == 0 {
 		return text

@@ -116,3 +116,36 @@ func (p *Pipeline) Hold(text string, dir Direction, context *Conversation) int {
 	}
 	return hold
 }
+
+// Lookbehinder is implemented by Holders that judge the text after a
+// release point with a bounded number of bytes before it: a cue word
+// before a number, the rest of a key name that ends in a keyword, the \b
+// before a keyword. Text released further back cannot change what they
+// find after the point, so a growing answer is screened from Lookbehind
+// bytes before it instead of again from a long context.
+type Lookbehinder interface {
+	// Lookbehind returns how many bytes before the release point the
+	// detector reads (at least 1).
+	Lookbehind() int
+}
+
+// Lookbehind returns how many bytes of released text before the release
+// point (Hold) a screening of the growing text for dir needs: the most
+// any enabled blocking detector for dir reads, flagging ones included
+// since their findings are recorded. It returns 0 when a detector does
+// not say (it may read any context): screen with the caller's own bound.
+func (p *Pipeline) Lookbehind(dir Direction) int {
+	n := 1
+	for _, si := range p.plans[dirIndex(dir)][passBlocking] {
+		st := &p.stages[si]
+		if !st.Enabled {
+			continue
+		}
+		lb, ok := st.sc.(Lookbehinder)
+		if !ok {
+			return 0
+		}
+		n = max(n, lb.Lookbehind())
+	}
+	return n
+}

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -14,15 +12,9 @@ import (
 // the ones that call out (classifiers, moderation APIs).
 const DefaultTimeout = 100 * time.Millisecond
 
-// Errors of the setting layer. Validation errors are *SettingError values
-// that wrap ErrInvalidSetting.
-var (
-	// ErrInvalidSetting is wrapped by every *SettingError.
-	ErrInvalidSetting = errors.New("scanner: invalid scanner setting")
-	// ErrUnknownPackage is returned when a package reference names no
-	// known package.
-	ErrUnknownPackage = errors.New("scanner: unknown package")
-)
+// ErrInvalidSetting is wrapped by every *SettingError, the error of
+// Setting.Validate.
+var ErrInvalidSetting = errors.New("scanner: invalid scanner setting")
 
 // SettingError says which field of which scanner setting is wrong, so an API
 // can answer with the offending parameter.
@@ -77,9 +69,9 @@ func ParseFailMode(s string) (FailMode, error) {
 	return FailClosed, fmt.Errorf("fail mode %q: want \"open\" or \"closed\"", s)
 }
 
-// Setting is the engine's typed view of one ScannerSetting. The API form,
-// SettingStrings, is all strings as the spec says; the engine never parses a
-// string on the screening path.
+// Setting is how one scanner of a pipeline behaves. Package policy decides
+// which settings an endpoint runs and writes them in the API's all-strings
+// form; the engine never parses a string on the screening path.
 type Setting struct {
 	// ID is the scanner instance id; unique within a pipeline.
 	ID string
@@ -104,138 +96,6 @@ type Setting struct {
 	Timeout time.Duration
 	// Directions the scanner screens; nil means Input only.
 	Directions []Direction
-}
-
-// SettingStrings is the API form of a ScannerSetting: every field a string,
-// "" meaning "not set". FailMode, Timeout and Directions are Promptwall
-// extensions to the spec's seven fields, omitted when they hold the default.
-type SettingStrings struct {
-	ID          string `json:"id"`
-	Version     string `json:"version"`
-	Enabled     string `json:"enabled"`
-	Mode        string `json:"mode"`
-	Blocking    string `json:"blocking"`
-	Force       string `json:"force"`
-	FlagMessage string `json:"flagMessage"`
-	// FailMode is "closed" (default) or "open".
-	FailMode string `json:"failMode,omitempty"`
-	// Timeout is the budget in decimal milliseconds, as template.timeout.
-	Timeout string `json:"timeout,omitempty"`
-	// Directions is a comma-separated list of "input" and "output";
-	// default "input".
-	Directions string `json:"directions,omitempty"`
-}
-
-// SettingFromStrings converts and validates the API form. Defaults:
-// enabled "true", blocking "true", force "false", failMode "closed",
-// timeout DefaultTimeout, directions "input". id and mode are required:
-// guessing what a detector should do with a detection is not the engine's
-// call.
-func SettingFromStrings(s SettingStrings) (Setting, error) {
-	if s.ID == "" {
-		return Setting{}, &SettingError{Field: "id", Reason: "required"}
-	}
-	if s.Mode == "" {
-		return Setting{}, &SettingError{ID: s.ID, Field: "mode", Reason: "required"}
-	}
-	out := Setting{ID: s.ID, Version: s.Version, Enabled: true, Blocking: true}
-	if err := out.apply(s); err != nil {
-		return Setting{}, err
-	}
-	return out, out.Validate()
-}
-
-// apply overwrites the fields of st that s sets (non-empty), leaving the
-// others alone. ID and Version are the caller's business.
-func (st *Setting) apply(s SettingStrings) error {
-	var err error
-	if s.Enabled != "" {
-		if st.Enabled, err = parseBool(s.Enabled); err != nil {
-			return &SettingError{ID: st.ID, Field: "enabled", Reason: err.Error()}
-		}
-	}
-	if s.Mode != "" {
-		st.Mode = Mode(s.Mode)
-	}
-	if s.Blocking != "" {
-		if st.Blocking, err = parseBool(s.Blocking); err != nil {
-			return &SettingError{ID: st.ID, Field: "blocking", Reason: err.Error()}
-		}
-	}
-	if s.Force != "" {
-		if st.Force, err = parseBool(s.Force); err != nil {
-			return &SettingError{ID: st.ID, Field: "force", Reason: err.Error()}
-		}
-	}
-	if s.FlagMessage != "" {
-		st.FlagMessage = s.FlagMessage
-	}
-	if s.FailMode != "" {
-		if st.FailMode, err = ParseFailMode(s.FailMode); err != nil {
-			return &SettingError{ID: st.ID, Field: "failMode", Reason: err.Error()}
-		}
-	}
-	if s.Timeout != "" {
-		ms, perr := strconv.ParseInt(s.Timeout, 10, 64)
-		if perr != nil || ms <= 0 || ms > int64(time.Hour/time.Millisecond) {
-			return &SettingError{ID: st.ID, Field: "timeout", Reason: fmt.Sprintf("%q: want milliseconds in 1..3600000", s.Timeout)}
-		}
-		st.Timeout = time.Duration(ms) * time.Millisecond
-	}
-	if s.Directions != "" {
-		st.Directions = st.Directions[:0:0]
-		for d := range strings.SplitSeq(s.Directions, ",") {
-			d = strings.TrimSpace(d)
-			if d != string(Input) && d != string(Output) {
-				return &SettingError{ID: st.ID, Field: "directions", Reason: fmt.Sprintf("%q: want \"input\" and/or \"output\"", d)}
-			}
-			if !slices.Contains(st.Directions, Direction(d)) {
-				st.Directions = append(st.Directions, Direction(d))
-			}
-		}
-	}
-	return nil
-}
-
-// parseBool accepts exactly the spec's "true" and "false"; "1" or "TRUE"
-// would round-trip differently and hide typos.
-func parseBool(s string) (bool, error) {
-	switch s {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, fmt.Errorf("%q: want \"true\" or \"false\"", s)
-}
-
-// Strings returns the API form. Extension fields holding their default are
-// left empty so a default setting reads exactly as the spec's seven fields;
-// SettingFromStrings(s.Strings()) gives s back.
-func (st Setting) Strings() SettingStrings {
-	out := SettingStrings{
-		ID:          st.ID,
-		Version:     st.Version,
-		Enabled:     strconv.FormatBool(st.Enabled),
-		Mode:        string(st.Mode),
-		Blocking:    strconv.FormatBool(st.Blocking),
-		Force:       strconv.FormatBool(st.Force),
-		FlagMessage: st.FlagMessage,
-	}
-	if st.FailMode != FailClosed {
-		out.FailMode = st.FailMode.String()
-	}
-	if st.Timeout != 0 {
-		out.Timeout = strconv.FormatInt(st.Timeout.Milliseconds(), 10)
-	}
-	if st.Directions != nil {
-		parts := make([]string, len(st.Directions))
-		for i, d := range st.Directions {
-			parts[i] = string(d)
-		}
-		out.Directions = strings.Join(parts, ",")
-	}
-	return out
 }
 
 // Validate checks the setting on its own. A non-blocking scanner runs after
@@ -274,93 +134,9 @@ func (st Setting) Validate() error {
 	return nil
 }
 
-// clone copies st so that no Directions backing array is shared between
-// config layers.
+// clone copies st so that no Directions backing array is shared between a
+// pipeline and its caller.
 func (st Setting) clone() Setting {
 	st.Directions = slices.Clone(st.Directions)
 	return st
-}
-
-// Resolve merges config layers ordered broadest first (global, project,
-// chatbot): a setting in a later layer replaces the
-// one with the same ID from earlier layers, unless an earlier layer forced
-// it, in which case the forced setting stays, still forced. Settings only in
-// a narrower layer are added. Within one layer the last setting of an ID
-// wins, so a layer may be written as append(expandedPackages, scanners...)
-// to let a named scanner refine its package. The result keeps the order in
-// which IDs first appear, because pipeline order is operator-chosen (cheap
-// scanners first).
-func Resolve(layers ...[]Setting) []Setting {
-	var out []Setting
-	index := make(map[string]int)
-	for _, layer := range layers {
-		// forcedBefore is frozen per layer: a Force set inside this layer
-		// binds the narrower layers, not this layer's own later entries.
-		forcedBefore := make(map[string]bool, len(out))
-		for _, s := range out {
-			if s.Force {
-				forcedBefore[s.ID] = true
-			}
-		}
-		for _, s := range layer {
-			i, ok := index[s.ID]
-			switch {
-			case !ok:
-				index[s.ID] = len(out)
-				out = append(out, s.clone())
-			case forcedBefore[s.ID]:
-				// A broader layer forced this ID: keep it.
-			default:
-				out[i] = s.clone()
-			}
-		}
-	}
-	return out
-}
-
-// Package is a named bundle of scanner settings ("pii", "secrets",
-// "injection").
-type Package struct {
-	Name string
-	// Version of the bundle; a reference naming another version is an error.
-	Version  string
-	Settings []Setting
-}
-
-// ExpandPackages replaces each package reference by the settings of the
-// package it names. A reference is a ScannerSetting of the endpoint's
-// packages array: its ID names the package, its Version (optional) must
-// match the package's, and every other field it sets (non-empty) overrides
-// that field in every member, so {"id":"pii","mode":"flag"} turns the whole
-// bundle into flagging. Members of later references replace earlier ones of
-// the same ID. Unknown packages are an error wrapping ErrUnknownPackage.
-func ExpandPackages(refs []SettingStrings, catalog []Package) ([]Setting, error) {
-	var out []Setting
-	index := make(map[string]int)
-	for _, ref := range refs {
-		i := slices.IndexFunc(catalog, func(p Package) bool { return p.Name == ref.ID })
-		if i < 0 {
-			return nil, fmt.Errorf("%w: %q", ErrUnknownPackage, ref.ID)
-		}
-		pkg := catalog[i]
-		if ref.Version != "" && ref.Version != pkg.Version {
-			return nil, fmt.Errorf("%w: %q version %q (have %q)", ErrUnknownPackage, ref.ID, ref.Version, pkg.Version)
-		}
-		for _, m := range pkg.Settings {
-			m = m.clone()
-			if err := m.apply(ref); err != nil {
-				return nil, fmt.Errorf("package %q: %w", pkg.Name, err)
-			}
-			if err := m.Validate(); err != nil {
-				return nil, fmt.Errorf("package %q: %w", pkg.Name, err)
-			}
-			if j, ok := index[m.ID]; ok {
-				out[j] = m
-				continue
-			}
-			index[m.ID] = len(out)
-			out = append(out, m)
-		}
-	}
-	return out, nil
 }

@@ -1,10 +1,6 @@
 package store
 
-import (
-	"context"
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // Durability says when a record counts as stored, and so when the caller
 // may acknowledge the request it records.
@@ -32,6 +28,9 @@ func ParseDurability(s string) (Durability, error) {
 	return d, d.valid()
 }
 
+// Validate reports whether d is DurabilitySync or DurabilityBatched.
+func (d Durability) Validate() error { return d.valid() }
+
 func (d Durability) valid() error {
 	switch d {
 	case DurabilitySync, DurabilityBatched:
@@ -42,7 +41,7 @@ func (d Durability) valid() error {
 
 // Durability returns the store's durability setting.
 func (s *Store) Durability() Durability {
-	if s.durable.Load() {
+	if s.q.Durable() {
 		return DurabilitySync
 	}
 	return DurabilityBatched
@@ -54,51 +53,10 @@ func (s *Store) SetDurability(d Durability) error {
 	if err := d.valid(); err != nil {
 		return err
 	}
-	s.durable.Store(d == DurabilitySync)
+	s.q.SetDurable(d == DurabilitySync)
 	return nil
 }
 
-// Wait returns once the record committed through r is durable in sync
-// mode, or at once in batched mode (see WaitCommitted) and for a
-// reservation that was cancelled or never committed. It fails with ctx's
-// error, or with the store's error when it closed without committing it.
-func (r *Reservation) Wait(ctx context.Context) error {
-	if !r.s.durable.Load() {
-		return nil
-	}
-	return r.WaitCommitted(ctx)
-}
-
-// WaitCommitted waits, whatever the durability setting, until the record
-// committed through r is on disk: read-your-writes for an id handed to a
-// client that may read it, or reference it from a chat or template, at
-// once.
-func (r *Reservation) WaitCommitted(ctx context.Context) error {
-	t := r.ticket.Load()
-	if t == 0 {
-		return nil
-	}
-	return r.s.waitCommitted(ctx, t)
-}
-
-// readYourWrites bounds how long a read of an id that is not found waits
-// for the records queued before it to commit.
-const readYourWrites = 5 * time.Second
-
-// awaitQueued is called by reads that found no record: if records are
-// queued, the id may be one of them (returned to a client in a header
-// before its batch committed), so it waits for them and reports whether
-// the read should be tried again.
-func (s *Store) awaitQueued() bool {
-	s.mu.Lock()
-	pending := s.enqueued > s.committed
-	s.mu.Unlock()
-	if !pending {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), readYourWrites)
-	defer cancel()
-	// Whether or not the wait completed, one more read costs little.
-	_ = s.Sync(ctx)
-	return true
-}
+// awaitQueued is called by reads that found no record; see
+// Queue.AwaitQueued.
+func (s *Store) awaitQueued() bool { return s.q.AwaitQueued() }

@@ -5,17 +5,6 @@ import (
 	"time"
 )
 
-// Pending is a reservation of a Backend other than *Store: it commits or
-// cancels one record as Reservation documents.
-type Pending interface {
-	Commit(p *Prompt) error
-	Cancel()
-}
-
-// NewReservation wraps another Backend's reservation, so that every
-// backend's Reserve returns the one *Reservation type callers hold.
-func NewReservation(p Pending) *Reservation { return &Reservation{ext: p} }
-
 // PrepareRecord checks p and fills what Commit fills (an empty ID, a zero
 // ReceivedAt, truncated to milliseconds as stored), the same rules for
 // every backend. It fails with ErrInvalidRecord.
@@ -73,6 +62,15 @@ func (c Cursors) Make(next bool, seq uint64, q *Query) string {
 func (c Cursors) Parse(cursor string, q *Query) (next bool, seq uint64, err error) {
 	dir, seq, err := c.s.parseCursor(cursor, q.filterHash())
 	return dir == dirNext, seq, err
+}
+
+// Page assembles a ListPrompts page of q as *Store does, from what a walk
+// found: items and their seqs in walk order (walkAsc; a walk goes in the
+// page's own direction, forward for a next page), whether more matched
+// past them, and whether any matching record lay behind the boundary of a
+// cursor (bound).
+func (c Cursors) Page(q *Query, forward, walkAsc bool, bound uint64, items []*Prompt, seqs []uint64, more, behind bool) Page {
+	return c.s.promptPage(q.filterHash(), forward, walkAsc, bound, items, seqs, more, behind)
 }
 
 // CheckLimit is ListPrompts' page size rule: 1..MaxLimit, else

@@ -266,6 +266,14 @@ func (s *Store) ListPrompts(q Query) (Page, error) {
 	if err != nil {
 		return Page{}, fmt.Errorf("store: list: %w", err)
 	}
+	return s.promptPage(fh, forward, walkAsc, bound, items, seqs, more, behind), nil
+}
+
+// promptPage assembles a ListPrompts page from what a walk found: items
+// and their seqs in walk order (walkAsc, in the page's own direction:
+// forward for next pages), whether more lay past them, and whether any
+// record lay behind the page's boundary (only looked for with a cursor).
+func (s *Store) promptPage(fh []byte, forward, walkAsc bool, bound uint64, items []*Prompt, seqs []uint64, more, behind bool) Page {
 	if !forward {
 		slices.Reverse(items)
 		slices.Reverse(seqs)
@@ -282,7 +290,7 @@ func (s *Store) ListPrompts(q Query) (Page, error) {
 		if hasPrev {
 			page.Prev = s.makeCursor(dirPrev, seqs[0], fh)
 		}
-		return page, nil
+		return page
 	}
 	// An empty page reached by a cursor (its records expired meanwhile):
 	// everything left lies behind the boundary, and the cursor back must
@@ -302,7 +310,7 @@ func (s *Store) ListPrompts(q Query) (Page, error) {
 			page.Next = s.makeCursor(dirNext, b, fh)
 		}
 	}
-	return page, nil
+	return page
 }
 
 const (

@@ -36,7 +36,7 @@ func (s *Store) runSweeper() {
 		}
 		for {
 			select {
-			case <-s.closingCh:
+			case <-s.q.Closing():
 				return
 			case <-s.sizeCheck:
 				s.enforceMaxSize()
@@ -64,7 +64,7 @@ func (s *Store) sweep(now time.Time) (int, error) {
 			return total, nil
 		}
 		select {
-		case <-s.closingCh:
+		case <-s.q.Closing():
 			return total, nil
 		default:
 		}
@@ -150,7 +150,7 @@ func (s *Store) enforceMaxSize() {
 		evicted += n
 		used = s.UsedBytes()
 		select {
-		case <-s.closingCh:
+		case <-s.q.Closing():
 			used = 0
 		default:
 		}

@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -56,6 +55,10 @@ var (
 	// ErrConflict: an org name or a user e-mail (within its org) is
 	// already taken, or CreateOrg/CreateUser found the id in use.
 	ErrConflict = errors.New("store: already exists")
+	// ErrUnavailable: a shared database could not be reached, or refused
+	// work for want of resources (the bbolt store never returns it). The
+	// HTTP layer answers 503: the request may succeed once it returns.
+	ErrUnavailable = errors.New("store: database unavailable")
 )
 
 // Defaults applied by Open to zero Options fields.
@@ -174,38 +177,16 @@ type Store struct {
 
 	cursorKey []byte
 
-	// slots is a semaphore of QueueSize tokens: one per reserved, queued
-	// or in-flight record. queue has the same capacity, so a reserved
-	// record can always be queued without blocking.
-	slots chan struct{}
-	// depthMu orders queue depth reports (see reportDepth).
-	depthMu sync.Mutex
-	queue   chan *record
-	// batchFull wakes the writer early when a whole batch is queued; below
-	// that it sleeps out BatchWait instead of waking once per record.
-	batchFull chan struct{}
+	// q is the write path: reservations, the writer and its batches.
+	q *Queue[*record]
 
-	mu           sync.Mutex
-	closing      bool          // no new reservations
-	stopped      bool          // writer drained; Commit fails
-	outstanding  int           // reservations neither committed nor cancelled
-	idle         chan struct{} // closed when outstanding reaches 0 while closing
-	enqueued     uint64
-	committed    uint64
-	commitNotify chan struct{} // closed and replaced after each commit
-	lostErr      error
-
-	closingCh     chan struct{}
-	stopWriter    chan struct{}
-	drainDeadline time.Time
-	writerDone    chan struct{}
-	sweeperDone   chan struct{}
-	sizeCheck     chan struct{}
+	sweeperDone chan struct{}
+	sizeCheck   chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
-	// durable is true in sync mode; see SetDurability.
-	durable atomic.Bool
+	// locks are the names held through TryLock.
+	locks localLocks
 }
 
 // NewID returns a new record id: a UUIDv7, so ids sort by creation time.
@@ -244,19 +225,12 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", opts.Path, err)
 	}
 	s := &Store{
-		db:           db,
-		opts:         opts,
-		log:          opts.Logger,
-		obs:          opts.Observer,
-		slots:        make(chan struct{}, opts.QueueSize),
-		queue:        make(chan *record, opts.QueueSize),
-		batchFull:    make(chan struct{}, 1),
-		commitNotify: make(chan struct{}),
-		closingCh:    make(chan struct{}),
-		stopWriter:   make(chan struct{}),
-		writerDone:   make(chan struct{}),
-		sweeperDone:  make(chan struct{}),
-		sizeCheck:    make(chan struct{}, 1),
+		db:          db,
+		opts:        opts,
+		log:         opts.Logger,
+		obs:         opts.Observer,
+		sweeperDone: make(chan struct{}),
+		sizeCheck:   make(chan struct{}, 1),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -264,11 +238,18 @@ func Open(opts Options) (*Store, error) {
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
-	s.durable.Store(opts.Durability == DurabilitySync)
 	if err := s.init(); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
+	s.q = NewQueue(QueueConfig[*record]{
+		QueueSize: opts.QueueSize, BatchSize: opts.BatchSize, BatchWait: opts.BatchWait, EnqueueWait: opts.EnqueueWait,
+		Durable: opts.Durability == DurabilitySync, Observer: s.obs, Logger: s.log,
+		Encode: encodeRecord, Write: s.writeBatch, Written: s.written,
+		ID: func(r *record) string { return r.id },
+	})
+	// Nobody can commit before Open returns: the first sweep cannot race
+	// a record.
 	if opts.Retention >= 0 {
 		if n, err := s.sweep(time.Now()); err != nil {
 			s.log.Error("store retention sweep failed", zap.Error(err))
@@ -276,7 +257,6 @@ func Open(opts Options) (*Store, error) {
 			s.log.Info("store retention sweep", zap.Int("deleted", n), zap.Duration("retention", opts.Retention))
 		}
 	}
-	go s.runWriter()
 	go s.runSweeper()
 	return s, nil
 }
@@ -317,7 +297,7 @@ func (s *Store) Path() string { return s.opts.Path }
 
 // QueueDepth returns how many records are reserved, queued or being
 // committed.
-func (s *Store) QueueDepth() int { return len(s.slots) }
+func (s *Store) QueueDepth() int { return s.q.QueueDepth() }
 
 // Close stops accepting reservations, waits (up to DrainTimeout) for
 // outstanding reservations, commits every queued record, stops the
@@ -330,40 +310,7 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) close() error {
-	deadline := time.Now().Add(s.opts.DrainTimeout)
-
-	s.mu.Lock()
-	s.closing = true
-	close(s.closingCh)
-	var idle chan struct{}
-	if s.outstanding > 0 {
-		s.idle = make(chan struct{})
-		idle = s.idle
-	}
-	s.mu.Unlock()
-
-	if idle != nil {
-		t := time.NewTimer(time.Until(deadline))
-		select {
-		case <-idle:
-		case <-t.C:
-			s.mu.Lock()
-			n := s.outstanding
-			s.mu.Unlock()
-			s.log.Warn("closing store with outstanding reservations; their records will be refused",
-				zap.Int("reservations", n))
-		}
-		t.Stop()
-	}
-
-	s.drainDeadline = deadline
-	close(s.stopWriter)
-	<-s.writerDone
+	lost := s.q.Close(s.opts.DrainTimeout)
 	<-s.sweeperDone
-
-	err := s.db.Close()
-	s.mu.Lock()
-	lost := s.lostErr
-	s.mu.Unlock()
-	return errors.Join(lost, err)
+	return errors.Join(lost, s.db.Close())
 }

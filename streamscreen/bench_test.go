@@ -14,9 +14,12 @@ import (
 
 // BenchmarkRun measures the screening of one streamed answer with the
 // default endpoint's output scanners (secrets), as the fixed window did it
-// ("window": no release points, stream_hold_back 256) and with release
-// points, for the benchmark's streamed answer (4 events of ~60 bytes) and
-// for 40 six-byte word events, each event arriving on its own.
+// ("window": no release points, stream_hold_back 256), with release points
+// screening 256 bytes of released context each time ("release-points"),
+// and with release points screening only the unreleased text and the
+// detectors' lookbehind ("incremental", the default), for the benchmark's
+// streamed answer (4 events of ~60 bytes) and for 40 six-byte word events,
+// each event arriving on its own.
 func BenchmarkRun(b *testing.B) {
 	stages, err := defaults.Stages()
 	if err != nil {
@@ -46,11 +49,14 @@ func BenchmarkRun(b *testing.B) {
 		chunks []string
 	}{{"4-events", four}, {"40-words", forty}} {
 		events := eventsOf(b, f, chat(answer.chunks))
-		for _, mode := range []string{"window", "release-points"} {
+		for _, mode := range []string{"window", "release-points", "incremental"} {
 			b.Run(answer.name+"/"+mode, func(b *testing.B) {
 				opts := releaseOptions(p)
-				if mode == "window" {
-					opts.Hold = nil
+				switch mode {
+				case "window":
+					opts.Hold, opts.Lookbehind = nil, 0
+				case "release-points":
+					opts.Lookbehind = 0
 				}
 				opts.Emit = func([]byte) error { return nil }
 				b.ReportAllocs()

@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -62,6 +63,13 @@ type Options struct {
 	Hold func(text string) int
 	// HoldBack is the most text withheld; 0 means DefaultHoldBack.
 	HoldBack int
+	// Lookbehind, when positive, is how much released text before the
+	// release point the detectors read (scanner.Pipeline.Lookbehind):
+	// each screening then covers the unreleased text and that much
+	// before it, instead of HoldBack bytes of released text again for
+	// every event. It applies only with Hold, and no longer once the
+	// bound released text a detector was still holding.
+	Lookbehind int
 	// Vault, when not nil, holds the placeholders that replaced personal
 	// data in the request: the client receives the values back where the
 	// model's answer repeats them (a placeholder split across events
@@ -142,6 +150,12 @@ type runner struct {
 	// redactions are spans of the answer already replaced, so a match
 	// found again in a later window is not redacted twice.
 	redactions []scanner.Match
+	// vault numbers the placeholders of the answer's redactions.
+	vault scanner.Vault
+	// forced is set once the HoldBack bound released text before the
+	// detectors' release point: a match may then start in released text
+	// more than Lookbehind bytes back, so screening goes back HoldBack.
+	forced bool
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -209,15 +223,28 @@ func (r *runner) run(ctx context.Context) error {
 type pendingStream interface{ Pending() bool }
 
 // point returns the release point in the assembled answer: the detectors'
-// hold, but never more than HoldBack bytes before the end.
+// hold, and the start of a placeholder the answer may still be completing
+// when placeholders are restored, but never more than HoldBack bytes before
+// the end.
 func (r *runner) point() int {
 	n := r.answer.Len()
 	bound := n - r.opts.HoldBack
 	if r.opts.Hold == nil || n >= MaxAnswer {
+		r.forced = true
 		return bound
 	}
+	text := r.answer.String()
 	from := max(0, r.released-holdContext)
-	return max(bound, from+r.opts.Hold(r.answer.String()[from:]))
+	point := from + r.opts.Hold(text[from:])
+	if v := r.opts.Vault; v != nil {
+		from = max(r.released, n-v.Longest())
+		point = min(point, from+v.Open(text[from:]))
+	}
+	if point < bound {
+		r.forced = true
+		return bound
+	}
+	return point
 }
 
 // holdContext is how much released text the release point is computed
@@ -246,7 +273,11 @@ func (r *runner) screen(ctx context.Context, final bool) (bool, error) {
 		return false, nil
 	}
 	text := r.answer.String()
-	from := max(0, r.released-r.opts.HoldBack)
+	back := r.opts.HoldBack
+	if r.opts.Lookbehind > 0 && r.opts.Hold != nil && !r.forced {
+		back = min(back, r.opts.Lookbehind)
+	}
+	from := max(0, r.released-back)
 	window := text[from:]
 	if window == "" {
 		return false, nil
@@ -304,9 +335,11 @@ func (r *runner) merge(res *scanner.Result, from int) {
 	}
 }
 
-// redact rewrites pending events so no matched byte reaches the client: the
-// placeholder goes to the event holding the match's first pending byte,
-// the match's other bytes are dropped from their events.
+// redact rewrites pending events so no matched byte reaches the client: a
+// match (overlapping matches merged into one) is replaced by one
+// placeholder, written by the event holding its first pending byte; its
+// other bytes are dropped from the events that hold them. Placeholders
+// are numbered across the whole answer, as in a held answer.
 func (r *runner) redact(res *scanner.Result, from int) error {
 	var spans []scanner.Match
 	for _, sr := range res.Scanners {
@@ -325,29 +358,31 @@ func (r *runner) redact(res *scanner.Result, from int) error {
 	if len(spans) == 0 {
 		return nil
 	}
-	var vault scanner.Vault
+	fresh := mergeSpans(spans)
+	// An event rewritten by an earlier redaction is rebuilt from its
+	// original text with every redaction that touches it, old and new:
+	// one value keeps one placeholder however often the event is redone.
+	r.redactions = mergeSpans(append(r.redactions, fresh...))
 	text := r.answer.String()
 	for i := range r.queue {
 		p := &r.queue[i]
-		if p.end <= p.start {
+		if p.end <= p.start || !overlaps(fresh, p.start, p.end) {
 			continue
 		}
-		var local []scanner.Match
-		for _, m := range spans {
-			if m.Start < p.end && m.End > p.start {
-				lm := m
-				lm.Start = max(m.Start, p.start) - p.start
-				lm.End = min(m.End, p.end) - p.start
-				local = append(local, lm)
+		var b strings.Builder
+		last := p.start
+		for _, m := range r.redactions {
+			if m.End <= p.start || m.Start >= p.end {
+				continue
 			}
+			b.WriteString(text[last:max(last, m.Start)])
+			if m.Start >= p.start {
+				b.WriteString(r.vault.Redact(text[m.Start:m.End], []scanner.Match{{Start: 0, End: m.End - m.Start, Kind: m.Kind, Score: m.Score}}))
+			}
+			last = min(m.End, p.end)
 		}
-		if len(local) == 0 {
-			continue
-		}
-		current := p.ev.Delta
-		if current == text[p.start:p.end] {
-			current = vault.Redact(current, local)
-		}
+		b.WriteString(text[last:p.end])
+		current := b.String()
 		raw, err := r.opts.Stream.Rewrite(&p.ev, current)
 		if err != nil {
 			return err
@@ -355,8 +390,40 @@ func (r *runner) redact(res *scanner.Result, from int) error {
 		p.ev.Raw = raw
 		p.ev.Delta = current
 	}
-	r.redactions = append(r.redactions, spans...)
 	return nil
+}
+
+func overlaps(spans []scanner.Match, start, end int) bool {
+	for _, m := range spans {
+		if m.Start < end && m.End > start {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeSpans sorts matches and merges overlapping ones, keeping the kind
+// of the longest: one value gets one placeholder.
+func mergeSpans(spans []scanner.Match) []scanner.Match {
+	slices.SortFunc(spans, func(a, b scanner.Match) int {
+		if a.Start != b.Start {
+			return a.Start - b.Start
+		}
+		return b.End - a.End
+	})
+	out := spans[:0]
+	for _, m := range spans {
+		if n := len(out); n > 0 && m.Start < out[n-1].End {
+			cur := &out[n-1]
+			if m.End-m.Start > cur.End-cur.Start {
+				cur.Kind, cur.Score = m.Kind, m.Score
+			}
+			cur.End = max(cur.End, m.End)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func (r *runner) done(m scanner.Match) bool {

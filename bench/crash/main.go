@@ -2,9 +2,10 @@
 // durability mode it drives a real gateway process with concurrent
 // clients, kills it with SIGKILL mid-load, reopens the database and counts
 // the answered requests whose record is missing; then it measures the
-// latency each mode costs at a fixed request rate.
+// latency each mode costs at fixed request rates (-runs 0 or -pairs 0 skip
+// either part).
 //
-//	go run ./bench/crash -runs 3 -load 3s -rate 1000 -latency 10s
+//	go run ./bench/crash -runs 3 -load 3s -rates 200,1000 -pairs 3 -latency 10s
 //
 // A request counts as answered when its whole 200 body was read. Every
 // process, port and file is temporary and on loopback.
@@ -15,17 +16,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/promptwall/promptwall/bench/internal/gw"
 	"github.com/promptwall/promptwall/store"
 )
 
@@ -33,80 +34,98 @@ func main() {
 	runs := flag.Int("runs", 3, "kill -9 runs per durability mode")
 	load := flag.Duration("load", 3*time.Second, "load before each kill")
 	clients := flag.Int("clients", 32, "concurrent clients during the kill runs")
-	rate := flag.Float64("rate", 1000, "request rate of the latency phase (requests/s)")
-	latency := flag.Duration("latency", 10*time.Second, "length of each mode's latency phase")
+	rateList := flag.String("rates", "200,1000", "request rates of the latency phase (requests/s, comma-separated)")
+	pairs := flag.Int("pairs", 3, "latency runs per mode and rate, alternating batched and sync (0: none)")
+	latency := flag.Duration("latency", 10*time.Second, "length of each latency run")
 	bin := flag.String("bin", "", "caddy binary with promptwall (default: build ./cmd/caddy)")
 	flag.Parse()
-	if err := run(*runs, *load, *clients, *rate, *latency, *bin); err != nil {
+	var rates []float64
+	for f := range strings.SplitSeq(*rateList, ",") {
+		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || r <= 0 {
+			fmt.Fprintf(os.Stderr, "crash: -rates: %q is not a positive number\n", f)
+			os.Exit(2)
+		}
+		rates = append(rates, r)
+	}
+	if err := run(*runs, *load, *clients, rates, *pairs, *latency, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "crash:", err)
 		os.Exit(1)
 	}
 }
 
-const completion = `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, how can I help?"},"finish_reason":"stop"}]}`
-
-const body = `{"model":"m","messages":[{"role":"user","content":"Summarise the meeting notes in three bullet points."}]}`
-
-func run(runs int, load time.Duration, clients int, rate float64, latency time.Duration, bin string) error {
+func run(runs int, load time.Duration, clients int, rates []float64, pairs int, latency time.Duration, bin string) error {
 	tmp, err := os.MkdirTemp("", "promptwall-crash-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if bin == "" {
-		bin = filepath.Join(tmp, "caddy")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/caddy")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building ./cmd/caddy (run from the repository root): %w", err)
-		}
+	if bin, err = gw.Build(bin, tmp); err != nil {
+		return err
 	}
-	up, err := net.Listen("tcp", "127.0.0.1:0")
+	up, _, err := gw.Upstream()
 	if err != nil {
 		return err
 	}
-	go http.Serve(up, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, completion)
-	}))
-	fmt.Printf("kill -9 under load: %d clients, SIGKILL after %s, %d runs per mode\n\n", clients, load, runs)
-	fmt.Println("| mode | run | answered | stored | missing |")
-	fmt.Println("|---|---|---|---|---|")
-	for _, mode := range []string{"batched", "sync"} {
-		for i := 1; i <= runs; i++ {
-			answered, missing, err := killRun(bin, filepath.Join(tmp, fmt.Sprint(mode, i)), up.Addr().String(), mode, clients, load)
-			if err != nil {
-				return err
+	if runs > 0 {
+		fmt.Printf("kill -9 under load: %d clients, SIGKILL after %s, %d runs per mode\n\n", clients, load, runs)
+		fmt.Println("| mode | run | answered | stored | missing |")
+		fmt.Println("|---|---|---|---|---|")
+		for _, mode := range []string{"batched", "sync"} {
+			for i := 1; i <= runs; i++ {
+				answered, missing, err := killRun(bin, filepath.Join(tmp, fmt.Sprint(mode, i)), up, mode, clients, load)
+				if err != nil {
+					return err
+				}
+				fmt.Printf("| %s | %d | %d | %d | %d |\n", mode, i, answered, answered-missing, missing)
 			}
-			fmt.Printf("| %s | %d | %d | %d | %d |\n", mode, i, answered, answered-missing, missing)
 		}
 	}
-	fmt.Printf("\nlatency at %.0f req/s open loop for %s (loopback, mock upstream, endpoint without scanners)\n\n", rate, latency)
-	fmt.Println("| mode | sent | ok | p50 ms | p99 ms |")
-	fmt.Println("|---|---|---|---|---|")
-	for _, mode := range []string{"batched", "sync"} {
-		r, err := latencyRun(bin, filepath.Join(tmp, "lat-"+mode), up.Addr().String(), mode, rate, latency)
-		if err != nil {
-			return err
+	if pairs == 0 {
+		return nil
+	}
+	// The machine may be shared: the modes alternate (A/B/A/B) so that a
+	// change in its load falls on both.
+	fmt.Printf("\nlatency, open loop for %s per run, modes alternating, %d pairs per rate (loopback, mock upstream, endpoint without scanners)\n\n", latency, pairs)
+	fmt.Println("| rate | pair | mode | sent | ok | achieved req/s | p50 ms | p99 ms |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, rate := range rates {
+		p50 := map[string][]float64{}
+		for i := 1; i <= pairs; i++ {
+			for _, mode := range []string{"batched", "sync"} {
+				r, err := latencyRun(bin, filepath.Join(tmp, fmt.Sprintf("lat-%.0f-%s-%d", rate, mode, i)), up, mode, rate, latency)
+				if err != nil {
+					return err
+				}
+				sat := ""
+				if r.achieved < 0.95*rate {
+					sat = " (saturated)"
+				}
+				fmt.Printf("| %.0f | %d | %s | %d | %d | %.0f%s | %.2f | %.2f |\n", rate, i, mode, r.sent, r.ok, r.achieved, sat, r.p50, r.p99)
+				p50[mode] = append(p50[mode], r.p50)
+			}
 		}
-		fmt.Printf("| %s | %d | %d | %.2f | %.2f |\n", mode, r.sent, r.ok, r.p50, r.p99)
+		fmt.Printf("| %.0f | median | sync/batched p50 | | | | %.1fx | |\n", rate, median(p50["sync"])/median(p50["batched"]))
 	}
 	return nil
 }
 
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
 type gateway struct {
-	cmd  *exec.Cmd
-	url  string
-	db   string
-	done chan struct{}
+	*gw.Process
+	url string
+	db  string
 }
 
 func start(bin, dir, upstream, mode string) (*gateway, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	port, err := freePort()
+	port, err := gw.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -131,49 +150,17 @@ http://127.0.0.1:%d {
 	reverse_proxy %s
 }
 `, db, mode, port, upstream)
-	path := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		return nil, err
-	}
-	logf, err := os.Create(filepath.Join(dir, "caddy.log"))
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p, err := gw.Start(bin, dir, cfg, addr)
 	if err != nil {
 		return nil, err
 	}
-	g := &gateway{cmd: exec.Command(bin, "run", "--config", path, "--adapter", "caddyfile"),
-		url: fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", port), db: db, done: make(chan struct{})}
-	g.cmd.Stdout, g.cmd.Stderr = logf, logf
-	g.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
-	if err := g.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { _ = g.cmd.Wait(); logf.Close(); close(g.done) }()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			c.Close()
-			return g, nil
-		}
-	}
-	g.kill()
-	return nil, fmt.Errorf("the gateway did not start; see %s", filepath.Join(dir, "caddy.log"))
-}
-
-func (g *gateway) kill() {
-	_ = g.cmd.Process.Kill() // SIGKILL
-	<-g.done
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return &gateway{Process: p, url: "http://" + addr + "/v1/chat/completions", db: db}, nil
 }
 
 // post sends one request and returns the record id of a fully read 200.
 func post(client *http.Client, url string) (string, error) {
-	resp, err := client.Post(url, "application/json", strings.NewReader(body))
+	resp, err := client.Post(url, "application/json", strings.NewReader(gw.Body))
 	if err != nil {
 		return "", err
 	}
@@ -209,7 +196,7 @@ func killRun(bin, dir, upstream, mode string, clients int, load time.Duration) (
 		})
 	}
 	time.Sleep(load)
-	g.kill()
+	g.Kill()
 	stop.Store(true)
 	wg.Wait()
 	st, err := store.Open(store.Options{Path: g.db, Retention: -1})
@@ -227,6 +214,8 @@ func killRun(bin, dir, upstream, mode string, clients int, load time.Duration) (
 
 type latencyResult struct {
 	sent, ok int
+	// achieved is the rate at which requests were sent.
+	achieved float64
 	p50, p99 float64
 }
 
@@ -237,7 +226,7 @@ func latencyRun(bin, dir, upstream, mode string, rate float64, d time.Duration) 
 	if err != nil {
 		return latencyResult{}, err
 	}
-	defer g.kill()
+	defer g.Kill()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}, Timeout: 10 * time.Second}
 	// Warm up connections and caches.
 	for range 200 {
@@ -273,9 +262,10 @@ func latencyRun(bin, dir, upstream, mode string, rate float64, d time.Duration) 
 			}
 		})
 	}
+	elapsed := time.Since(startAt)
 	wg.Wait()
 	slices.Sort(lat)
-	r := latencyResult{sent: sent, ok: len(lat)}
+	r := latencyResult{sent: sent, ok: len(lat), achieved: float64(sent) / elapsed.Seconds()}
 	if len(lat) > 0 {
 		r.p50 = float64(lat[len(lat)/2]) / 1e6
 		r.p99 = float64(lat[len(lat)*99/100]) / 1e6

@@ -1,23 +1,13 @@
 package banned
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
-
-func scan(t testing.TB, s *Scanner, text string) scanner.Finding {
-	t.Helper()
-	f, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(text)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 func TestScan(t *testing.T) {
 	tests := []struct {
@@ -45,7 +35,7 @@ func TestScan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := scan(t, s, tt.text)
+			f := scannertest.Scan(t, s, tt.text)
 			if f.Detected != (len(tt.want) > 0) || len(f.Matches) != len(tt.want) {
 				t.Fatalf("got %+v, want %q", f, tt.want)
 			}
@@ -87,7 +77,7 @@ func TestConcurrentScan(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		wg.Go(func() {
 			for j := 0; j < 200; j++ {
-				if f := scan(t, s, "ü falcon"); len(f.Matches) != 1 || f.Matches[0].Start != 3 {
+				if f := scannertest.Scan(t, s, "ü falcon"); len(f.Matches) != 1 || f.Matches[0].Start != 3 {
 					t.Errorf("got %+v", f)
 					return
 				}
@@ -113,7 +103,7 @@ func BenchmarkScan(b *testing.B) {
 			b.SetBytes(int64(len(bc.text)))
 			b.ReportAllocs()
 			for b.Loop() {
-				scan(b, s, bc.text)
+				scannertest.Scan(b, s, bc.text)
 			}
 		})
 	}

@@ -15,4 +15,13 @@ func (s *Scanner) Hold(t *scanner.Target) int {
 	return min(scanner.HeldToken(t.Text.Original), open)
 }
 
-var _ scanner.Holder = (*Scanner)(nil)
+// Lookbehind implements scanner.Lookbehinder: a phrase starts where Hold
+// holds, and substrings need no boundary before them; the few bytes
+// before it keep the folding of the point's first character (a combining
+// mark, a confusable pair) the same as in the whole answer.
+func (s *Scanner) Lookbehind() int { return 16 }
+
+var (
+	_ scanner.Holder       = (*Scanner)(nil)
+	_ scanner.Lookbehinder = (*Scanner)(nil)
+)

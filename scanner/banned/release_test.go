@@ -3,7 +3,7 @@ package banned
 import (
 	"testing"
 
-	"github.com/promptwall/promptwall/scanner/internal/holdtest"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 func TestHold(t *testing.T) {
@@ -16,7 +16,7 @@ func TestHold(t *testing.T) {
 		"The codename is project nightingale, keep it quiet.",
 		"We talked about PROJECT   NIGHTINGALE yesterday.",
 	} {
-		t.Run(text, func(t *testing.T) { holdtest.Prefixes(t, s, text, nil) })
+		t.Run(text, func(t *testing.T) { scannertest.HoldPrefixes(t, s, text, nil) })
 	}
 	tests := []struct {
 		text string
@@ -29,7 +29,7 @@ func TestHold(t *testing.T) {
 		{"nothing to see here ", 20},
 	}
 	for _, tt := range tests {
-		if got := holdtest.Hold(s, tt.text, nil); got != tt.want {
+		if got := scannertest.Hold(s, tt.text, nil); got != tt.want {
 			t.Errorf("Hold(%q) = %d, want %d", tt.text, got, tt.want)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/promptwall/promptwall/internal/dataset"
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 // span is an expected match: the matched text must contain from and end
@@ -160,14 +161,9 @@ func codeCategory(c string) bool {
 	return false
 }
 
-func prompt2K() string {
-	p := strings.Repeat("Please summarise the attached quarterly report for the board and list three risks.\n", 30)
-	return p[:2048]
-}
-
 func BenchmarkScan(b *testing.B) {
 	s, _ := New(Config{})
-	tgt := &scanner.Target{Text: scanner.NewText(prompt2K())}
+	tgt := &scanner.Target{Text: scanner.NewText(scannertest.Fill("Please summarise the attached quarterly report for the board and list three risks.\n", 2048))}
 	b.SetBytes(2048)
 	b.ReportAllocs()
 	for b.Loop() {

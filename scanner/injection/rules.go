@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/promptwall/promptwall/scanner"
 )
 
 // family groups phrase rules that say the same thing about a text. Each
@@ -75,6 +77,9 @@ var ruleSource = []struct {
 	{famOverride, "ignore|disregard|forget|ignoring|disregarding the|that|what above|preceding|foregoing|said"},
 	{famOverride, "ignora|ignore|ignorez|ignorer|ignoriere|ignorieren|ignorar|ignoren|olvida|olvide|vergiss|oublie|oubliez|dimentica|dimenticate|negeer|vergeet *4 instrucciones|instruções|instrucoes|instructions|anweisungen|instruktionen|istruzioni|instructies|indicaciones|reglas|regeln|règles|regole|consignes|orientações|orientacoes"},
 	{famOverride, "forget everything|all *3 you|i was|were|have|said|told|know~|learn~"},
+	{famOverride, "игнорируй|игнорируйте|игнорировать|проигнорируй|проигнорируйте|забудь|забудьте|ігноруй|ігноруйте|забудьте|zignoruj|ignoruj|zapomnij|abaikan|lupakan|αγνοήστε|αγνόησε|ξεχάστε|ξέχασε|تجاهل|انس *3 инструкци~|указани~|правил~|інструкці~|вказівк~|instrukcj~|polecen~|zasad~|instruksi|perintah|aturan|οδηγί~|εντολ~|κανόν~|التعليمات|تعليمات~|الأوامر|القواعد"},
+	{famOverride, "önceki|tüm|yukarıdaki|이전|앞의|위의|모든|पिछले|पूर्व|सभी talimat~|komut~|kural~|지시~|명령~|지침~|규칙~|निर्देश~|नियम~ *2 yok|görmezden|unut~|무시~|잊어~|अनदेखी|अनदेखा|नजरअंदाज~|भूल~"},
+	{famOverride, "bỏ qua *3 hướng|chỉ|lệnh|quy"},
 	{famOverride, "do|don|dont not? t? follow|obey|heed *3 instruction~|rule~|guideline~|directive~|prompt~"},
 	{famOverride, "new|updated|revised|real|actual|additional|secret|hidden|important instruction~|directive~|task"},
 	{famOverride, "stop|cease *2 following|obeying *3 instruction~|rule~|guideline~"},
@@ -111,7 +116,7 @@ var ruleSource = []struct {
 	{famExtraction, "what|how *2 were|are|is you|your told|instructed|programmed|configured|prompted|initial|original"},
 	{famExtraction, "what|how *2 were|are|is you|your system prompt~|message~|instruction~"},
 	{famSecret, "password|passwords|passcode|passcodes|passphrase|passkey|pin|credential|credentials|secret|secrets|api|access|private *2 key~|token~|code|word|phrase"},
-	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|credentials|contraseña|contrasena|passwort|kennwort|senha|wachtwoord|haslo|hasło|пароль|密码|密碼|パスワード|비밀번호|암호"},
+	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|credentials|contraseña|contrasena|passwort|kennwort|senha|wachtwoord|haslo|hasło|пароль|пароля|密码|密碼|パスワード|비밀번호|비밀번호는|암호|şifre|şifreyi|parola|parolayı|κωδικός|κωδικό|पासवर्ड|sandi"},
 	{famSecretWord, "mot|mots de passe"},
 	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 password~|passcode~|passphrase~|secret|credential~|pin|key"},
 	{famOutput, "your|the reply|response|answer|output|summary|responses|replies|answers *2 must|should|needs|has|shall|will|to|has *2 include|contain|begin|start|end|mention|be|incorporate|feature|have"},
@@ -229,7 +234,11 @@ func compileRules() (*ruleSet, error) {
 			}
 			for _, w := range strings.Split(item, "|") {
 				p := strings.HasSuffix(w, "~")
-				sl.words = append(sl.words, strings.TrimSuffix(w, "~"))
+				fw, err := foldWord(strings.TrimSuffix(w, "~"))
+				if err != nil {
+					return nil, fmt.Errorf("injection: rule %d: %w", i, err)
+				}
+				sl.words = append(sl.words, fw)
 				sl.prefix = append(sl.prefix, p)
 			}
 			r.slots = append(r.slots, sl)
@@ -247,6 +256,18 @@ func compileRules() (*ruleSet, error) {
 		rs.rules = append(rs.rules, r)
 	}
 	return rs, nil
+}
+
+// foldWord spells a rule word as the folded view of a text spells it, so
+// that a rule written in the language's own letters matches: the fold maps
+// Cyrillic and Greek letters that look Latin to Latin ones ("пароль" is
+// matched as "пapoль"), and lowercases and strips what every text loses.
+func foldWord(w string) (string, error) {
+	f := scanner.NewText(w).Folded().S
+	if f == "" || strings.ContainsAny(f, " \t\n") {
+		return "", fmt.Errorf("rule word %q folds to %q, not one word", w, f)
+	}
+	return f, nil
 }
 
 // hit is one rule match, in token indexes [from, to).

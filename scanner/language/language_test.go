@@ -11,6 +11,7 @@ import (
 
 	"github.com/promptwall/promptwall/internal/dataset"
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 // samples are everyday prompt sentences, written for this test (not from
@@ -147,14 +148,9 @@ func TestEnglishPrompts(t *testing.T) {
 	}
 }
 
-func prompt2K() string {
-	p := strings.Repeat("Please summarise the attached quarterly report for the board and list three risks. ", 30)
-	return p[:2048]
-}
-
 func BenchmarkScan(b *testing.B) {
 	s, _ := New(Config{Allowed: []string{"en"}})
-	tgt := &scanner.Target{Text: scanner.NewText(prompt2K())}
+	tgt := &scanner.Target{Text: scanner.NewText(scannertest.Prompt2K())}
 	b.SetBytes(2048)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -9,14 +9,12 @@ import (
 	"testing"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 func scan(t testing.TB, sc *Scanner, text string) []scanner.Match {
 	t.Helper()
-	f, err := sc.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(text)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := scannertest.Scan(t, sc, text)
 	if f.Detected != (len(f.Matches) > 0) {
 		t.Fatalf("Detected %v with %d matches", f.Detected, len(f.Matches))
 	}

@@ -57,3 +57,10 @@ func (s *Scanner) runToken(tok string) bool {
 }
 
 var _ scanner.Holder = (*Scanner)(nil)
+
+// Lookbehind implements scanner.Lookbehinder: what is held starts a match
+// (Hold), and the cue words that accept a number (an SSN's, a licence's, a
+// phone's "tel", "call") are looked for up to 48 bytes before it.
+func (s *Scanner) Lookbehind() int { return 64 }
+
+var _ scanner.Lookbehinder = (*Scanner)(nil)

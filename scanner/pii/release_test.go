@@ -3,7 +3,7 @@ package pii
 import (
 	"testing"
 
-	"github.com/promptwall/promptwall/scanner/internal/holdtest"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 func TestHold(t *testing.T) {
@@ -18,7 +18,7 @@ func TestHold(t *testing.T) {
 		"The IBAN is DE89 3704 0044 0532 0130 00 for the transfer.",
 		"His SSN is 536-22-8713 apparently.",
 	} {
-		t.Run(text, func(t *testing.T) { holdtest.Prefixes(t, s, text, nil) })
+		t.Run(text, func(t *testing.T) { scannertest.HoldPrefixes(t, s, text, nil) })
 	}
 	tests := []struct {
 		text string
@@ -30,7 +30,7 @@ func TestHold(t *testing.T) {
 		{"Sure, here it is", 14},
 	}
 	for _, tt := range tests {
-		if got := holdtest.Hold(s, tt.text, nil); got != tt.want {
+		if got := scannertest.Hold(s, tt.text, nil); got != tt.want {
 			t.Errorf("Hold(%q) = %d, want %d", tt.text, got, tt.want)
 		}
 	}
@@ -41,7 +41,7 @@ func TestHoldCardsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holdtest.Prefixes(t, s, "Charge 4111 1111 1111 1111 today.", nil)
+	scannertest.HoldPrefixes(t, s, "Charge 4111 1111 1111 1111 today.", nil)
 	tests := []struct {
 		text string
 		want int
@@ -51,7 +51,7 @@ func TestHoldCardsOnly(t *testing.T) {
 		{"card 4111 1111", 5},
 	}
 	for _, tt := range tests {
-		if got := holdtest.Hold(s, tt.text, nil); got != tt.want {
+		if got := scannertest.Hold(s, tt.text, nil); got != tt.want {
 			t.Errorf("Hold(%q) = %d, want %d", tt.text, got, tt.want)
 		}
 	}

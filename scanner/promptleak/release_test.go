@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/promptwall/promptwall/scanner"
-	"github.com/promptwall/promptwall/scanner/internal/holdtest"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 func TestHold(t *testing.T) {
@@ -18,7 +18,7 @@ func TestHold(t *testing.T) {
 		"My instructions say: never discuss pricing tiers with anyone at all.",
 		"The token is ZETA-CANARY-77, as planted.",
 	} {
-		t.Run(text, func(t *testing.T) { holdtest.Prefixes(t, s, text, conv) })
+		t.Run(text, func(t *testing.T) { scannertest.HoldPrefixes(t, s, text, conv) })
 	}
 	tests := []struct {
 		text string
@@ -30,7 +30,7 @@ func TestHold(t *testing.T) {
 		{"code ZETA-CAN", 5},
 	}
 	for _, tt := range tests {
-		if got := holdtest.Hold(s, tt.text, conv); got != tt.want {
+		if got := scannertest.Hold(s, tt.text, conv); got != tt.want {
 			t.Errorf("Hold(%q) = %d, want %d", tt.text, got, tt.want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 func TestLiteralsOf(t *testing.T) {
@@ -210,7 +211,7 @@ func TestPrefilterMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, text := range equivalenceTexts {
-			if got, want := scan(t, s, text), reference(cfg, text); !reflect.DeepEqual(got, want) {
+			if got, want := scannertest.Scan(t, s, text), reference(cfg, text); !reflect.DeepEqual(got, want) {
 				t.Errorf("%+v on %q:\n got %+v\nwant %+v", cfg, text, got, want)
 			}
 		}
@@ -225,7 +226,7 @@ func TestPrefilterManyHits(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Repeat("1 2 3 4 ", 100) + "TCK-123456"
-	if got, want := scan(t, s, text), reference(cfg, text); !reflect.DeepEqual(got, want) {
+	if got, want := scannertest.Scan(t, s, text), reference(cfg, text); !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }

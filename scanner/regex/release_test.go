@@ -3,7 +3,7 @@ package regex
 import (
 	"testing"
 
-	"github.com/promptwall/promptwall/scanner/internal/holdtest"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 func TestHold(t *testing.T) {
@@ -18,7 +18,7 @@ func TestHold(t *testing.T) {
 		"Her id is EMP-123456 as filed.",
 		"We start Operation Tangerine Phase 2 next week.",
 	} {
-		t.Run(text, func(t *testing.T) { holdtest.Prefixes(t, s, text, nil) })
+		t.Run(text, func(t *testing.T) { scannertest.HoldPrefixes(t, s, text, nil) })
 	}
 	tests := []struct {
 		text string
@@ -29,7 +29,7 @@ func TestHold(t *testing.T) {
 		{"id EMP-12", 3},
 	}
 	for _, tt := range tests {
-		if got := holdtest.Hold(s, tt.text, nil); got != tt.want {
+		if got := scannertest.Hold(s, tt.text, nil); got != tt.want {
 			t.Errorf("Hold(%q) = %d, want %d", tt.text, got, tt.want)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 func TestFirstControl(t *testing.T) {
@@ -84,7 +86,7 @@ func TestScanSpansWithControls(t *testing.T) {
 			b.WriteString(pieces[r.IntN(len(pieces))])
 		}
 		text := b.String()
-		f := scan(t, s, text)
+		f := scannertest.Scan(t, s, text)
 		for _, m := range f.Matches {
 			if m.Start < 0 || m.End > len(text) || m.Start >= m.End || !utf8.RuneStart(text[m.Start]) || m.End < len(text) && !utf8.RuneStart(text[m.End]) {
 				t.Fatalf("%q: bad span %d..%d", text, m.Start, m.End)
@@ -93,7 +95,7 @@ func TestScanSpansWithControls(t *testing.T) {
 	}
 	for _, sep := range []string{"\x00", "\x08", "\x7f", "\u0080", "\x00\x00\x1f"} {
 		text := "ghp_XIxB7KMN" + sep + "dAr3zqWtQqhE94qglHqOzn1D1stg"
-		if f := scan(t, s, text); len(f.Matches) != 1 || f.Matches[0].Kind != "GITHUB_TOKEN" || text[f.Matches[0].Start:f.Matches[0].End] != text {
+		if f := scannertest.Scan(t, s, text); len(f.Matches) != 1 || f.Matches[0].Kind != "GITHUB_TOKEN" || text[f.Matches[0].Start:f.Matches[0].End] != text {
 			t.Errorf("%q: got %+v", text, f.Matches)
 		}
 	}
@@ -179,7 +181,7 @@ func FuzzScan(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		fd := scan(t, s, text)
+		fd := scannertest.Scan(t, s, text)
 		for _, m := range fd.Matches {
 			if m.Start < 0 || m.End > len(text) || m.Start >= m.End {
 				t.Fatalf("%q: bad span %d..%d", text, m.Start, m.End)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 // TestGeneralizes covers shapes the dev set lacks: tokens of providers
@@ -141,7 +142,7 @@ func TestReferenceNotPassword(t *testing.T) {
 		"DB_PASSWORD_ARN: arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db/password-Ab12Cd",
 		`password_secret_arn = "arn:aws:ssm:eu-west-1:123456789012:parameter/app/db_password"`,
 	} {
-		for _, m := range scan(t, s, text).Matches {
+		for _, m := range scannertest.Scan(t, s, text).Matches {
 			if m.Kind != "AWS_ARN" {
 				t.Errorf("%q: reported %s %q", text, m.Kind, text[m.Start:m.End])
 			}
@@ -154,7 +155,7 @@ func TestReferenceNotPassword(t *testing.T) {
 // index of want's match (-1 for clean text).
 func expectSecret(t *testing.T, s *Scanner, text, want string) (scanner.Finding, int) {
 	t.Helper()
-	f := scan(t, s, text)
+	f := scannertest.Scan(t, s, text)
 	got := matched(text, f)
 	if want == "" {
 		if f.Detected {

@@ -129,6 +129,11 @@ func (r *rule) openMatch(text string, ks, ke int) int {
 			return ss
 		}
 	case "generic-password", "generic-secret", "generic-key":
+		// The rule's own keyword test first: "api" inside "capital" or a
+		// short "pass" inside a word names no key, so prose holds nothing.
+		if (r.id == "generic-key" || r.id == "generic-password" && ke-ks <= 4) && !keywordSegment(text, ks, ke) {
+			return len(text)
+		}
 		if assignmentOpen(text, ks, ke) {
 			return ks
 		}
@@ -326,3 +331,18 @@ func partialOf(r *rule) *scanner.Partial {
 }
 
 var _ scanner.Holder = (*Scanner)(nil)
+
+// lookbehind is what Scan reads before a release point. A match starts
+// after it (Hold) except for the first letters of its token, released as
+// a plain word (at most twelve and a punctuation mark): a token turns
+// non-plain at most once, and is held from its start from then on. What
+// Scan reads before a match lies in the same token: the rest of a key name
+// that ends in a keyword, a URI's scheme before "://", the byte before a
+// keyword for \b. Those bytes are in the held token or in its released
+// plain beginning, so 32 bytes cover them with room to spare.
+const lookbehind = 32
+
+// Lookbehind implements scanner.Lookbehinder.
+func (s *Scanner) Lookbehind() int { return lookbehind }
+
+var _ scanner.Lookbehinder = (*Scanner)(nil)

@@ -3,7 +3,7 @@ package secrets
 import (
 	"testing"
 
-	"github.com/promptwall/promptwall/scanner/internal/holdtest"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 // TestHoldCoversEverySecretPrefix streams each text byte by byte: no part
@@ -35,7 +35,7 @@ func TestHoldCoversEverySecretPrefix(t *testing.T) {
 		"crypt hash":            "root:$6$rounds=5000$saltsalt$Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0GaZq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0GaZq8Lm2Xv9Rt4Wb7Yc3Nd:19000",
 	}
 	for name, text := range texts {
-		t.Run(name, func(t *testing.T) { holdtest.Prefixes(t, s, text, nil) })
+		t.Run(name, func(t *testing.T) { scannertest.HoldPrefixes(t, s, text, nil) })
 	}
 }
 
@@ -50,6 +50,8 @@ func TestHoldReleasesProse(t *testing.T) {
 	}{
 		{"a plain word leaves at once", "The capital of France is Par", 28},
 		{"text ending in a space", "The capital of France is ", 25},
+		{"a keyword inside a word names no key", "The capital ", 12},
+		{"nor does a short one", "a rapid compass ", 16},
 		{"a keyword's beginning waits", "use the key AK", 12},
 		{"a keyword's beginning waits, any case", "export Sk", 7},
 		{"a word with a digit waits", "the value w0001", 10},
@@ -67,7 +69,7 @@ func TestHoldReleasesProse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := holdtest.Hold(s, tt.text, nil); got != tt.want {
+			if got := scannertest.Hold(s, tt.text, nil); got != tt.want {
 				t.Errorf("Hold(%q) = %d (%q released), want %d", tt.text, got, tt.text[:got], tt.want)
 			}
 		})

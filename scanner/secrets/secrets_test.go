@@ -8,16 +8,8 @@ import (
 	"testing"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
-
-func scan(t testing.TB, s *Scanner, text string) scanner.Finding {
-	t.Helper()
-	f, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(text)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 // matched returns the text of each match of f.
 func matched(text string, f scanner.Finding) []string {
@@ -103,7 +95,7 @@ func TestScan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := scan(t, s, tt.text)
+			f := scannertest.Scan(t, s, tt.text)
 			got := matched(tt.text, f)
 			if f.Detected != (len(tt.want) > 0) || strings.Join(got, "|") != strings.Join(tt.want, "|") {
 				t.Fatalf("got %q (%s), want %q", got, kindsOf(f), tt.want)
@@ -133,7 +125,7 @@ func TestOffsetsOriginal(t *testing.T) {
 		{"clé: gh\u200bp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg", "gh\u200bp_XIxB7KMNdAr3zqWtQqhE94qglHqOzn1D1stg"},
 	}
 	for _, tt := range tests {
-		f := scan(t, s, tt.text)
+		f := scannertest.Scan(t, s, tt.text)
 		if len(f.Matches) != 1 {
 			t.Fatalf("%q: got %+v", tt.text, f)
 		}
@@ -164,7 +156,7 @@ func TestConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := scan(t, s, tt.text).Detected; got != tt.found {
+			if got := scannertest.Scan(t, s, tt.text).Detected; got != tt.found {
 				t.Errorf("Detected = %v, want %v", got, tt.found)
 			}
 		})
@@ -208,7 +200,7 @@ func TestKeywordsLongText(t *testing.T) {
 			b.WriteString(" ")
 		}
 		text := b.String()
-		if got := len(scan(t, s, text).Matches); got != n {
+		if got := len(scannertest.Scan(t, s, text).Matches); got != n {
 			t.Errorf("%d keys in %d bytes: found %d", n, len(text), got)
 		}
 	}
@@ -218,7 +210,7 @@ func TestKeywordsLongText(t *testing.T) {
 	if i := strings.Index(text, ghp); !(i < mid && mid < i+len(ghp)) {
 		t.Fatal("test text does not straddle the middle")
 	}
-	if len(scan(t, s, text).Matches) != 1 {
+	if len(scannertest.Scan(t, s, text).Matches) != 1 {
 		t.Error("key across the middle not found")
 	}
 }
@@ -234,7 +226,7 @@ func TestConcurrentScan(t *testing.T) {
 		wg.Go(func() {
 			for j := 0; j < 100; j++ {
 				text := texts[(i+j)%len(texts)]
-				f := scan(t, s, text)
+				f := scannertest.Scan(t, s, text)
 				if f.Detected != (text != "clean text") {
 					t.Errorf("%q: %+v", text, f)
 					return

@@ -11,6 +11,7 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 const prose = "The quick brown fox jumps over the lazy dog. It's 2024 and the code\n" +
@@ -224,21 +225,16 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-func prompt2K() string {
-	p := strings.Repeat("Please summarise the attached quarterly report for the board and list three risks. ", 30)
-	return p[:2048]
-}
-
 func BenchmarkScan(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		max  int
 		text string
 	}{
-		{"2KB_clean", 4096, prompt2K()},          // the common case: decided by length
-		{"2KB_fits_tokenized", 1000, prompt2K()}, // longer than max bytes, fits in tokens
-		{"2KB_over", 200, prompt2K()},
-		{"100KB_over_4k", 4096, strings.Repeat(prompt2K(), 50)},
+		{"2KB_clean", 4096, scannertest.Prompt2K()},          // the common case: decided by length
+		{"2KB_fits_tokenized", 1000, scannertest.Prompt2K()}, // longer than max bytes, fits in tokens
+		{"2KB_over", 200, scannertest.Prompt2K()},
+		{"100KB_over_4k", 4096, strings.Repeat(scannertest.Prompt2K(), 50)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s, err := New(Config{MaxTokens: bc.max})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 func TestScan(t *testing.T) {
@@ -79,14 +80,9 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
-func prompt2K() string {
-	p := strings.Repeat("Please summarise the attached quarterly report for the board, e.g. list three risks. ", 30)
-	return p[:2048]
-}
-
 func BenchmarkScan(b *testing.B) {
 	s, _ := New(Config{})
-	tgt := &scanner.Target{Text: scanner.NewText(prompt2K())}
+	tgt := &scanner.Target{Text: scanner.NewText(scannertest.Fill("Please summarise the attached quarterly report for the board, e.g. list three risks. ", 2048))}
 	b.SetBytes(2048)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -16,27 +16,12 @@ func (s *Store) PutCampaign(c *store.Campaign) error {
 	if err := store.PrepareCampaign(c); err != nil {
 		return err
 	}
-	body, err := json.Marshal(c)
-	if err != nil {
-		return err
-	}
-	return s.read("put campaign", func(ctx context.Context, q querier) error {
-		_, err := q.Exec(ctx, `INSERT INTO promptwall_campaigns (id, org_id, body) VALUES ($1, $2, $3)
-			ON CONFLICT (id) DO UPDATE SET org_id = EXCLUDED.org_id, body = EXCLUDED.body`, c.ID, c.OrgID, body)
-		return err
-	})
+	return putByID(s, "promptwall_campaigns", "campaign", c.ID, c.OrgID, c)
 }
 
 // GetCampaign returns the campaign with that id, or store.ErrNotFound.
 func (s *Store) GetCampaign(id string) (*store.Campaign, error) {
-	c := new(store.Campaign)
-	err := s.read("get campaign", func(ctx context.Context, q querier) error {
-		return getJSON(q.QueryRow(ctx, `SELECT body FROM promptwall_campaigns WHERE id = $1`, id), c, "campaign", id)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return getByID[store.Campaign](s, "promptwall_campaigns", "campaign", id)
 }
 
 // listByOrg reads the json bodies of a table's rows of one org (every
@@ -79,28 +64,13 @@ func (s *Store) PutCampaignSchedule(sc *store.CampaignSchedule) error {
 	if err := store.PrepareCampaignSchedule(sc); err != nil {
 		return err
 	}
-	body, err := json.Marshal(sc)
-	if err != nil {
-		return err
-	}
-	return s.read("put campaign schedule", func(ctx context.Context, q querier) error {
-		_, err := q.Exec(ctx, `INSERT INTO promptwall_campaign_schedules (id, org_id, body) VALUES ($1, $2, $3)
-			ON CONFLICT (id) DO UPDATE SET org_id = EXCLUDED.org_id, body = EXCLUDED.body`, sc.ID, sc.OrgID, body)
-		return err
-	})
+	return putByID(s, "promptwall_campaign_schedules", "campaign schedule", sc.ID, sc.OrgID, sc)
 }
 
 // GetCampaignSchedule returns the schedule with that id, or
 // store.ErrNotFound.
 func (s *Store) GetCampaignSchedule(id string) (*store.CampaignSchedule, error) {
-	sc := new(store.CampaignSchedule)
-	err := s.read("get campaign schedule", func(ctx context.Context, q querier) error {
-		return getJSON(q.QueryRow(ctx, `SELECT body FROM promptwall_campaign_schedules WHERE id = $1`, id), sc, "campaign schedule", id)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return sc, nil
+	return getByID[store.CampaignSchedule](s, "promptwall_campaign_schedules", "campaign schedule", id)
 }
 
 // ListCampaignSchedules returns the org's schedules (every org's when

@@ -38,10 +38,7 @@ func (s *Store) CreateChat(c *store.Chat) error {
 
 // GetChat returns the chat with that id, or store.ErrNotFound.
 func (s *Store) GetChat(id string) (*store.Chat, error) {
-	c := new(store.Chat)
-	err := s.read("get chat", func(ctx context.Context, q querier) error {
-		return getJSON(q.QueryRow(ctx, `SELECT body FROM promptwall_chats WHERE id = $1`, id), c, "chat", id)
-	})
+	c, err := getByID[store.Chat](s, "promptwall_chats", "chat", id)
 	if err != nil {
 		return nil, err
 	}
@@ -139,14 +136,7 @@ func (s *Store) CreatePromptTemplate(t *store.PromptTemplate) error {
 // GetPromptTemplate returns the template with that id, or
 // store.ErrNotFound.
 func (s *Store) GetPromptTemplate(id string) (*store.PromptTemplate, error) {
-	t := new(store.PromptTemplate)
-	err := s.read("get prompt template", func(ctx context.Context, q querier) error {
-		return getJSON(q.QueryRow(ctx, `SELECT body FROM promptwall_prompt_templates WHERE id = $1`, id), t, "prompt template", id)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
+	return getByID[store.PromptTemplate](s, "promptwall_prompt_templates", "prompt template", id)
 }
 
 // AddTemplatePrompt records that a prompt was sent from the template.

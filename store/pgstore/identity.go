@@ -18,8 +18,10 @@ import (
 // Every write below reads the stored row FOR UPDATE and inserts with ON
 // CONFLICT DO NOTHING: two instances applying the same configuration at
 // once serialize on the row, or, when neither found it, one inserts and the
-// other retries and finds it. Names and e-mails are unique by constraint,
-// so no interleaving can store a duplicate.
+// other retries and finds it. Names, e-mails and token ids are unique by
+// constraint, so no interleaving can store a duplicate; a write checks
+// them first, so that a violation can only come from a write committed
+// meanwhile, and is retried to be judged on what that write left.
 
 const selectOrg = `SELECT o.body, EXISTS (SELECT 1 FROM promptwall_users u
 	WHERE u.org_id = o.id AND u.role = 'owner' AND NOT u.blocked)
@@ -61,6 +63,16 @@ func (s *Store) writeOrg(o *store.Org, mode store.WriteMode) error {
 			return err
 		}
 		nameKey := nullIfEmpty(store.FoldName(o.Name))
+		if nameKey != nil {
+			var owner string
+			err := tx.QueryRow(ctx, `SELECT id FROM promptwall_orgs WHERE name_key = $1`, *nameKey).Scan(&owner)
+			if err == nil && owner != o.ID {
+				return store.OrgNameTaken(o.Name)
+			}
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+		}
 		if old != nil {
 			_, err = tx.Exec(ctx, `UPDATE promptwall_orgs SET name_key = $2, body = $3 WHERE id = $1`, o.ID, nameKey, body)
 		} else {
@@ -72,7 +84,7 @@ func (s *Store) writeOrg(o *store.Org, mode store.WriteMode) error {
 			}
 		}
 		if uniqueViolation(err, "promptwall_orgs_name_key_key") {
-			return store.OrgNameTaken(o.Name)
+			return errRetry
 		}
 		return err
 	})
@@ -164,6 +176,16 @@ func (s *Store) storeUser(ctx context.Context, tx pgx.Tx, u *store.User, exists 
 		return err
 	}
 	emailKey := nullIfEmpty(store.FoldName(u.Email))
+	if emailKey != nil {
+		var owner string
+		err := tx.QueryRow(ctx, `SELECT id FROM promptwall_users WHERE org_id = $1 AND email_key = $2`, u.OrgID, *emailKey).Scan(&owner)
+		if err == nil && owner != u.ID {
+			return store.EmailTaken(u)
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+	}
 	if exists {
 		_, err = tx.Exec(ctx, `UPDATE promptwall_users SET org_id = $2, email_key = $3, role = $4, blocked = $5, body = $6
 			WHERE id = $1`, u.ID, u.OrgID, emailKey, u.Role, u.Blocked, body)
@@ -176,7 +198,7 @@ func (s *Store) storeUser(ctx context.Context, tx pgx.Tx, u *store.User, exists 
 		}
 	}
 	if uniqueViolation(err, "promptwall_users_email") {
-		return store.EmailTaken(u)
+		return errRetry
 	}
 	return err
 }
@@ -187,26 +209,27 @@ func (s *Store) PutUser(u *store.User) error { return s.writeUser(u, store.Write
 // CreateUser creates a new user, as store.Store.CreateUser.
 func (s *Store) CreateUser(u *store.User) error { return s.writeUser(u, store.WriteCreate) }
 
-func (s *Store) getUser(what, where string, args ...any) (*store.User, error) {
-	u := new(store.User)
-	err := s.read("get user", func(ctx context.Context, q querier) error {
-		return getJSON(q.QueryRow(ctx, `SELECT body FROM promptwall_users `+where, args...), u, "user", what)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
-}
-
 // GetUser returns the user with that id, or store.ErrNotFound.
 func (s *Store) GetUser(id string) (*store.User, error) {
-	return s.getUser(id, "WHERE id = $1", id)
+	return getByID[store.User](s, "promptwall_users", "user", id)
 }
 
 // GetUserByEmail returns the user of org with that e-mail (compared
 // case-insensitively), or store.ErrNotFound.
 func (s *Store) GetUserByEmail(orgID, email string) (*store.User, error) {
-	return s.getUser(email+" in org "+orgID, "WHERE org_id = $1 AND email_key = $2", orgID, store.FoldName(email))
+	u := new(store.User)
+	err := s.read("get user", func(ctx context.Context, q querier) error {
+		err := getJSON(q.QueryRow(ctx, `SELECT body FROM promptwall_users WHERE org_id = $1 AND email_key = $2`,
+			orgID, store.FoldName(email)), u, "user", email)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("%w: user %q in org %q", store.ErrNotFound, email, orgID)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
 }
 
 // BlockUser blocks (or unblocks) a user, as store.Store.BlockUser.
@@ -245,11 +268,11 @@ func (s *Store) ListUsers(q store.UserQuery) (store.UserPage, error) {
 			}
 			rows, err := s.pool.Query(ctx, sql+` ORDER BY id `+order+` LIMIT `+strconv.Itoa(userChunk), args...)
 			if err != nil {
-				return err
+				return wrapDB("list users", err)
 			}
 			users, err := collect[store.User](rows, "user")
 			if err != nil {
-				return err
+				return wrapDB("list users", err)
 			}
 			for _, u := range users {
 				if !fn(u) {
@@ -301,6 +324,14 @@ func (s *Store) writeToken(t *store.Token, issuing bool) error {
 		if err := store.TokenOwnerCheck(t, u, issuing); err != nil {
 			return err
 		}
+		var owner []byte
+		err = tx.QueryRow(ctx, `SELECT hash FROM promptwall_tokens WHERE id = $1`, t.ID).Scan(&owner)
+		if err == nil && string(owner) != string(t.Hash[:]) {
+			return store.TokenIDTaken(t.ID)
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
 		body, err := json.Marshal(tokenBody(t))
 		if err != nil {
 			return err
@@ -310,7 +341,7 @@ func (s *Store) writeToken(t *store.Token, issuing bool) error {
 				last_used_ms = EXCLUDED.last_used_ms, body = EXCLUDED.body`,
 			t.Hash[:], t.ID, t.UserID, lastUsedMs(t.LastUsedAt), body)
 		if uniqueViolation(err, "promptwall_tokens_id_key") {
-			return store.TokenIDTaken(t.ID)
+			return errRetry
 		}
 		return err
 	})

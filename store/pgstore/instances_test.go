@@ -145,3 +145,51 @@ func TestDatabaseAway(t *testing.T) {
 		t.Fatalf("Put after recovery: %v", err)
 	}
 }
+
+// TestReadsWithDatabaseAway: with PostgreSQL unreachable, every kind of
+// read fails with store.ErrUnavailable (the API's 503), and works again
+// once it returns, without a restart.
+func TestReadsWithDatabaseAway(t *testing.T) {
+	dsn := freshSchema(t)
+	proxy := testsvc.NewProxy(t, hostPort(t, dsn))
+	s := openTest(t, Options{DSN: viaProxy(t, dsn, proxy.Addr()), CursorKey: randomKey()})
+	if err := s.PutOrg(&store.Org{ID: "o1", Name: "Acme"}); err != nil {
+		t.Fatal(err)
+	}
+	reads := []struct {
+		name string
+		op   func() error
+	}{
+		{"GetOrg", func() error { _, err := s.GetOrg("o1"); return err }},
+		{"ListPrompts", func() error { _, err := s.ListPrompts(store.Query{OrgID: "o1", Limit: 5}); return err }},
+		{"LookupToken", func() error {
+			_, err := s.LookupToken([32]byte{1})
+			if errors.Is(err, store.ErrNotFound) {
+				return nil
+			}
+			return err
+		}},
+		{"ListProviders", func() error { _, err := s.ListProviders(store.ProviderQuery{OrgID: "o1", Limit: 5}); return err }},
+		{"ListUsers", func() error { _, err := s.ListUsers(store.UserQuery{OrgID: "o1", Limit: 5}); return err }},
+		{"ListCampaignRuns", func() error {
+			_, err := s.ListCampaignRuns(store.CampaignRunQuery{OrgID: "o1", Limit: 5})
+			return err
+		}},
+		{"ChatPrompts", func() error { _, err := s.ChatPrompts("c1"); return err }},
+	}
+	proxy.Cut()
+	for _, r := range reads {
+		if err := r.op(); !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("%s with the database away: %v, want ErrUnavailable", r.name, err)
+		}
+	}
+	if err := s.PutOrg(&store.Org{ID: "o2", Name: "Beta"}); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("PutOrg with the database away: %v, want ErrUnavailable", err)
+	}
+	proxy.Restore()
+	for _, r := range reads {
+		if err := r.op(); err != nil {
+			t.Errorf("%s after the database returned: %v", r.name, err)
+		}
+	}
+}

@@ -113,7 +113,7 @@ func (s *Store) ListPrompts(q store.Query) (store.Page, error) {
 	w.args = append(w.args, q.Limit+1)
 	rows, err := s.pool.Query(ctx, selectRecord+w.sql.String()+order+" LIMIT $"+strconv.Itoa(len(w.args)), w.args...)
 	if err != nil {
-		return store.Page{}, fmt.Errorf("store: list: %w", err)
+		return store.Page{}, wrapDB("list", err)
 	}
 	items := make([]*store.Prompt, 0, q.Limit)
 	seqs := make([]uint64, 0, q.Limit)
@@ -126,13 +126,13 @@ func (s *Store) ListPrompts(q store.Query) (store.Page, error) {
 		seq, p, err := scanRecord(rows)
 		if err != nil {
 			rows.Close()
-			return store.Page{}, fmt.Errorf("store: list: %w", err)
+			return store.Page{}, wrapDB("list", err)
 		}
 		items, seqs = append(items, p), append(seqs, seq)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return store.Page{}, fmt.Errorf("store: list: %w", err)
+		return store.Page{}, wrapDB("list", err)
 	}
 	behind := false
 	if hasBound {
@@ -143,45 +143,10 @@ func (s *Store) ListPrompts(q store.Query) (store.Page, error) {
 			w.add(seqCmp(!walkAsc, true), int64FromSeq(bound))
 		}
 		if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM promptwall_prompts p "+w.sql.String()+")", w.args...).Scan(&behind); err != nil {
-			return store.Page{}, fmt.Errorf("store: list: %w", err)
+			return store.Page{}, wrapDB("list", err)
 		}
 	}
-	if !forward {
-		slices.Reverse(items)
-		slices.Reverse(seqs)
-	}
-	hasNext, hasPrev := more, behind
-	if !forward {
-		hasNext, hasPrev = behind, more
-	}
-	page := store.Page{Items: items}
-	if len(items) > 0 {
-		if hasNext {
-			page.Next = s.cursors.Make(true, seqs[len(seqs)-1], &q)
-		}
-		if hasPrev {
-			page.Prev = s.cursors.Make(false, seqs[0], &q)
-		}
-		return page, nil
-	}
-	// An empty page reached by a cursor: the cursor back must include the
-	// boundary record itself, so it moves one step past it.
-	if behind {
-		backAsc := !walkAsc
-		b := bound
-		switch {
-		case backAsc && b > 0:
-			b--
-		case !backAsc && b < math.MaxUint64:
-			b++
-		}
-		if forward {
-			page.Prev = s.cursors.Make(false, b, &q)
-		} else {
-			page.Next = s.cursors.Make(true, b, &q)
-		}
-	}
-	return page, nil
+	return s.cursors.Page(&q, forward, walkAsc, bound, items, seqs, more, behind), nil
 }
 
 // seqCmp is the condition "seq lies past $? walking asc (or desc)".
@@ -205,11 +170,19 @@ func int64FromSeq(seq uint64) int64 {
 	return int64(seq)
 }
 
-// GetPrompt returns the record with that id, or store.ErrNotFound.
+// GetPrompt returns the record with that id, or store.ErrNotFound. An id
+// whose record is queued but not yet written is read once it is written.
 func (s *Store) GetPrompt(id string) (*store.Prompt, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-	defer cancel()
-	return s.getPrompt(ctx, id)
+	get := func() (*store.Prompt, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+		defer cancel()
+		return s.getPrompt(ctx, id)
+	}
+	p, err := get()
+	if errors.Is(err, store.ErrNotFound) && s.q.AwaitQueued() {
+		return get()
+	}
+	return p, err
 }
 
 func (s *Store) getPrompt(ctx context.Context, id string) (*store.Prompt, error) {
@@ -218,15 +191,24 @@ func (s *Store) getPrompt(ctx context.Context, id string) (*store.Prompt, error)
 		return nil, fmt.Errorf("%w: prompt %q", store.ErrNotFound, id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: get: %w", err)
+		return nil, wrapDB("get", err)
 	}
 	return p, nil
 }
 
 // Chain returns the conversation ending at id, oldest first, with the
 // bbolt store's rules: it stops where a parent expired, belongs to another
-// org, or the chain loops or exceeds store.MaxChain.
+// org, or the chain loops or exceeds store.MaxChain. An id whose record is
+// queued is read once it is written.
 func (s *Store) Chain(id string) ([]*store.Prompt, error) {
+	chain, err := s.chain(id)
+	if errors.Is(err, store.ErrNotFound) && s.q.AwaitQueued() {
+		return s.chain(id)
+	}
+	return chain, err
+}
+
+func (s *Store) chain(id string) ([]*store.Prompt, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
 	var chain []*store.Prompt

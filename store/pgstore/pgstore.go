@@ -1,14 +1,24 @@
-// Package pgstore keeps Promptwall's records in PostgreSQL, so that several
-// gateway instances share one database: a record written through one
-// instance is listed by the API of every other, and a cursor issued by one
-// is accepted by all (they share the cursor key from configuration).
+// Package pgstore keeps everything Promptwall stores in PostgreSQL, so that
+// several gateway instances share one database: records, orgs, users and
+// tokens (as SHA-256 hashes only), provider configuration versions, chats,
+// templates, and red-team campaigns with their runs. A record written
+// through one instance is listed by the API of every other, and a cursor
+// issued by one is accepted by all (they share the cursor key from
+// configuration).
 //
-// It mirrors the bbolt store's contract (store.RecordStore): capacity is
-// reserved before a request is forwarded, a single writer goroutine per
-// instance commits queued records in batches (one multi-row statement per
-// batch), and a store that cannot write fills its queue and refuses new
-// requests with store.ErrQueueFull instead of losing records. The schema
-// is migrated at Open from embedded files.
+// It implements store.Backend with the bbolt store's semantics: the same
+// rules (store's backendkit.go), the same sentinel errors, orders and
+// cursors, and the same write path (store.Queue): capacity is reserved
+// before a request is forwarded, one writer goroutine per instance commits
+// queued records in batches (COPY), and a store that cannot write fills its
+// queue and refuses new requests with store.ErrQueueFull instead of losing
+// records. Work that must be done once is: writers of all instances take
+// turns on an advisory lock (so records list in commit order), one
+// instance sweeps at a time, config written by several instances at once
+// converges on unique constraints, and TryLock (store.Locker) lets one
+// instance run a scheduled campaign. An unreachable database makes calls
+// fail with store.ErrUnavailable. The schema is migrated at Open from
+// embedded, versioned files.
 package pgstore
 
 import (
@@ -18,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
@@ -44,7 +55,8 @@ type Options struct {
 	// MaxConns bounds the connection pool. Default 10.
 	MaxConns int32
 	// QueueSize, BatchSize, BatchWait, EnqueueWait, Retention,
-	// SweepInterval and DrainTimeout mean what store.Options says.
+	// SweepInterval and DrainTimeout mean what store.Options says, with
+	// store's defaults except BatchSize (DefaultBatchSize).
 	QueueSize     int
 	BatchSize     int
 	BatchWait     time.Duration
@@ -52,6 +64,9 @@ type Options struct {
 	Retention     time.Duration
 	SweepInterval time.Duration
 	DrainTimeout  time.Duration
+	// Durability says when a record counts as stored, as in
+	// store.Options: DurabilitySync (the default) or DurabilityBatched.
+	Durability store.Durability
 	// Observer receives queue and commit events; optional.
 	Observer store.Observer
 	// Logger receives commit failures and sweeps; optional.
@@ -60,7 +75,15 @@ type Options struct {
 	// noSweeper leaves sweeping to explicit Sweep calls; tests use it to
 	// decide when a sweep runs.
 	noSweeper bool
+	// noCopy writes every batch with the multi-row upsert instead of COPY;
+	// the writer benchmark compares the two.
+	noCopy bool
 }
+
+// DefaultBatchSize is the most records one transaction writes: larger than
+// the bbolt store's, because each PostgreSQL transaction costs round trips
+// (lock, savepoint, COPY, commit) that only large batches amortize.
+const DefaultBatchSize = 2048
 
 // Store is an open PostgreSQL record store, safe for concurrent use.
 type Store struct {
@@ -74,26 +97,16 @@ type Store struct {
 	// database's locale (in the C locale lower() folds ASCII only).
 	fold string
 
-	slots chan struct{}
-	queue chan *row
+	// q is the write path: reservations, the writer and its batches.
+	q *store.Queue[*row]
 
-	mu           sync.Mutex
-	closing      bool
-	stopped      bool
-	outstanding  int
-	idle         chan struct{}
-	enqueued     uint64
-	committed    uint64
-	commitNotify chan struct{}
-	lostErr      error
-
-	closingCh   chan struct{}
-	stopWriter  chan struct{}
-	drainBy     time.Time
-	writerDone  chan struct{}
 	sweeperDone chan struct{}
-	closeOnce   sync.Once
-	closeErr    error
+
+	// locks are the connections holding TryLock's locks, by their release.
+	locksMu   sync.Mutex
+	locks     map[*pgx.Conn]func()
+	closeOnce sync.Once
+	closeErr  error
 }
 
 func setDefault[T comparable](v *T, def T) {
@@ -115,12 +128,16 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	setDefault(&opts.MaxConns, 10)
 	setDefault(&opts.QueueSize, store.DefaultQueueSize)
-	setDefault(&opts.BatchSize, store.DefaultBatchSize)
+	setDefault(&opts.BatchSize, DefaultBatchSize)
 	setDefault(&opts.BatchWait, store.DefaultBatchWait)
 	setDefault(&opts.EnqueueWait, store.DefaultEnqueueWait)
 	setDefault(&opts.Retention, store.DefaultRetention)
 	setDefault(&opts.SweepInterval, store.DefaultSweepInterval)
 	setDefault(&opts.DrainTimeout, store.DefaultDrainTimeout)
+	setDefault(&opts.Durability, store.DurabilitySync)
+	if err := opts.Durability.Validate(); err != nil {
+		return nil, err
+	}
 	opts.BatchSize = min(opts.BatchSize, opts.QueueSize)
 
 	cfg, err := pgxpool.ParseConfig(opts.DSN)
@@ -138,18 +155,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		pool:         pool,
-		opts:         opts,
-		log:          opts.Logger,
-		obs:          opts.Observer,
-		cursors:      cursors,
-		slots:        make(chan struct{}, opts.QueueSize),
-		queue:        make(chan *row, opts.QueueSize),
-		commitNotify: make(chan struct{}),
-		closingCh:    make(chan struct{}),
-		stopWriter:   make(chan struct{}),
-		writerDone:   make(chan struct{}),
-		sweeperDone:  make(chan struct{}),
+		pool:        pool,
+		opts:        opts,
+		log:         opts.Logger,
+		obs:         opts.Observer,
+		cursors:     cursors,
+		sweeperDone: make(chan struct{}),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -167,10 +178,16 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
+	s.q = store.NewQueue(store.QueueConfig[*row]{
+		QueueSize: opts.QueueSize, BatchSize: opts.BatchSize, BatchWait: opts.BatchWait, EnqueueWait: opts.EnqueueWait,
+		Durable: opts.Durability == store.DurabilitySync, Observer: s.obs, Logger: s.log,
+		Encode: encodeRow, Write: s.writeBatch, ID: func(r *row) string { return r.id },
+	})
+	// Nobody can commit before Open returns: the first sweep cannot race
+	// a record.
 	if s.opts.Retention >= 0 && !s.opts.noSweeper {
 		s.sweepAndLog()
 	}
-	go s.runWriter()
 	go s.runSweeper()
 	return s, nil
 }
@@ -184,10 +201,6 @@ func (nopObserver) Rejected()                           {}
 // Pool returns the connection pool, for its metrics.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// QueueDepth returns how many records are reserved, queued or being
-// written.
-func (s *Store) QueueDepth() int { return len(s.slots) }
-
 // Close stops accepting reservations, waits up to DrainTimeout for those
 // outstanding, writes every queued record and closes the pool. Records it
 // could not write make the error wrap store.ErrUncommitted.
@@ -197,33 +210,11 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) close() error {
-	deadline := time.Now().Add(s.opts.DrainTimeout)
-	s.mu.Lock()
-	s.closing = true
-	close(s.closingCh)
-	var idle chan struct{}
-	if s.outstanding > 0 {
-		s.idle = make(chan struct{})
-		idle = s.idle
-	}
-	s.mu.Unlock()
-	if idle != nil {
-		t := time.NewTimer(time.Until(deadline))
-		select {
-		case <-idle:
-		case <-t.C:
-			s.log.Warn("closing store with outstanding reservations; their records will be refused")
-		}
-		t.Stop()
-	}
-	s.drainBy = deadline
-	close(s.stopWriter)
-	<-s.writerDone
+	lost := s.q.Close(s.opts.DrainTimeout)
 	<-s.sweeperDone
+	s.releaseLocks()
 	s.pool.Close()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lostErr
+	return lost
 }
 
 var _ store.Backend = (*Store)(nil)

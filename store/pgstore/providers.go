@@ -125,6 +125,7 @@ func (s *Store) ListProviders(q store.ProviderQuery) (store.ProviderPage, error)
 	return s.cursors.ListProviders(q, func(orgID string, at time.Time) ([]store.ProviderEntry, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 		defer cancel()
-		return providerVersions(ctx, s.pool, orgID, at)
+		entries, err := providerVersions(ctx, s.pool, orgID, at)
+		return entries, wrapDB("list providers", err)
 	})
 }

@@ -22,7 +22,7 @@ func (s *Store) runSweeper() {
 	defer t.Stop()
 	for {
 		select {
-		case <-s.closingCh:
+		case <-s.q.Closing():
 			return
 		case <-t.C:
 		}
@@ -72,7 +72,7 @@ func (s *Store) Sweep(now time.Time) (deleted int, ran bool, err error) {
 			return deleted, true, nil
 		}
 		select {
-		case <-s.closingCh:
+		case <-s.q.Closing():
 			return deleted, true, nil
 		default:
 		}

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -77,7 +80,28 @@ func wrapDB(what string, err error) error {
 			return err
 		}
 	}
+	if unavailable(err) {
+		return fmt.Errorf("%w: %s: %w", store.ErrUnavailable, what, err)
+	}
 	return fmt.Errorf("store: %s: %w", what, err)
+}
+
+// unavailable reports whether err means the server could not be reached
+// or could not take the work now (connection failures and timeouts, and
+// the SQLSTATE classes of connection exceptions, insufficient resources
+// and operator intervention such as a shutdown), rather than that the
+// statement itself failed.
+func unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "53") || strings.HasPrefix(pe.Code, "57P")
+	}
+	var (
+		ne net.Error
+		ce *pgconn.ConnectError
+	)
+	return errors.As(err, &ne) || errors.As(err, &ce) || pgconn.Timeout(err) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // getJSON decodes the single json column of row into v; ErrNotFound (as
@@ -128,4 +152,30 @@ func collect[T any](rows pgx.Rows, what string) ([]*T, error) {
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// getByID reads the json body of the row of table with that id into a new
+// T; store.ErrNotFound (naming what) when there is none.
+func getByID[T any](s *Store, table, what, id string) (*T, error) {
+	v := new(T)
+	err := s.read("get "+what, func(ctx context.Context, q querier) error {
+		return getJSON(q.QueryRow(ctx, `SELECT body FROM `+table+` WHERE id = $1`, id), v, what, id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// putByID creates or replaces the row of table with v's id, org and body.
+func putByID(s *Store, table, what, id, orgID string, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.read("put "+what, func(ctx context.Context, q querier) error {
+		_, err := q.Exec(ctx, `INSERT INTO `+table+` (id, org_id, body) VALUES ($1, $2, $3)
+			ON CONFLICT (id) DO UPDATE SET org_id = EXCLUDED.org_id, body = EXCLUDED.body`, id, orgID, body)
+		return err
+	})
 }

@@ -4,22 +4,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/promptwall/promptwall/store"
 )
 
-const (
-	retryBackoffMin = 10 * time.Millisecond
-	retryBackoffMax = time.Second
-	// writeTimeout bounds one batch statement, so a hung server is a
-	// failed attempt (retried) rather than a writer stuck forever.
-	writeTimeout = 30 * time.Second
-)
+// writeTimeout bounds one batch statement, so a hung server is a failed
+// attempt (retried) rather than a writer stuck forever.
+const writeTimeout = 30 * time.Second
 
 // row is one record encoded for the batch insert.
 type row struct {
@@ -52,263 +46,35 @@ func encodeRow(p *store.Prompt) (*row, error) {
 	return r, nil
 }
 
-type reservation struct {
-	s    *Store
-	used atomic.Bool
-}
-
-// Reserve takes one slot of queue capacity as store.Store.Reserve does.
-func (s *Store) Reserve(ctx context.Context) (*store.Reservation, error) {
-	select {
-	case <-s.closingCh:
-		return nil, store.ErrClosed
-	default:
-	}
-	select {
-	case s.slots <- struct{}{}:
-	default:
-		t := time.NewTimer(s.opts.EnqueueWait)
-		defer t.Stop()
-		select {
-		case s.slots <- struct{}{}:
-		case <-t.C:
-			s.obs.Rejected()
-			return nil, fmt.Errorf("%w: %d records waiting, none written within %s", store.ErrQueueFull, s.QueueDepth(), s.opts.EnqueueWait)
-		case <-ctx.Done():
-			s.obs.Rejected()
-			return nil, fmt.Errorf("%w: %w", store.ErrQueueFull, ctx.Err())
-		case <-s.closingCh:
-			return nil, store.ErrClosed
-		}
-	}
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		<-s.slots
-		return nil, store.ErrClosed
-	}
-	s.outstanding++
-	s.mu.Unlock()
-	return store.NewReservation(&reservation{s: s}), nil
-}
-
-// Commit queues p for the writer; see store.Reservation.Commit.
-func (r *reservation) Commit(p *store.Prompt) error {
-	if !r.used.CompareAndSwap(false, true) {
-		return store.ErrReservationUsed
-	}
-	s := r.s
-	rw, err := encodeRow(p)
-	if err != nil {
-		s.release()
-		return err
-	}
-	s.mu.Lock()
-	if s.stopped {
-		s.mu.Unlock()
-		s.release()
-		return store.ErrClosed
-	}
-	s.queue <- rw
-	s.enqueued++
-	s.doneReservationLocked()
-	s.mu.Unlock()
-	s.obs.QueueDepth(s.QueueDepth())
-	return nil
-}
-
-// Cancel returns the reserved capacity; a no-op after Commit.
-func (r *reservation) Cancel() {
-	if r.used.CompareAndSwap(false, true) {
-		r.s.release()
-	}
-}
-
-func (s *Store) release() {
-	s.mu.Lock()
-	s.doneReservationLocked()
-	s.mu.Unlock()
-	<-s.slots
-	s.obs.QueueDepth(s.QueueDepth())
-}
-
-func (s *Store) doneReservationLocked() {
-	s.outstanding--
-	if s.outstanding == 0 && s.idle != nil {
-		close(s.idle)
-		s.idle = nil
-	}
-}
+// Reserve takes one slot of queue capacity; see store.Queue.Reserve.
+func (s *Store) Reserve(ctx context.Context) (*store.Reservation, error) { return s.q.Reserve(ctx) }
 
 // Put reserves capacity and commits p.
-func (s *Store) Put(ctx context.Context, p *store.Prompt) error {
-	r, err := s.Reserve(ctx)
-	if err != nil {
-		return err
-	}
-	return r.Commit(p)
-}
+func (s *Store) Put(ctx context.Context, p *store.Prompt) error { return s.q.Put(ctx, p) }
 
 // Sync waits until every record queued before the call is written.
-func (s *Store) Sync(ctx context.Context) error {
-	s.mu.Lock()
-	target := s.enqueued
-	for s.committed < target {
-		ch := s.commitNotify
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.writerDone:
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.committed >= target {
-				return nil
-			}
-			if s.lostErr != nil {
-				return s.lostErr
-			}
-			return store.ErrClosed
-		}
-		s.mu.Lock()
+func (s *Store) Sync(ctx context.Context) error { return s.q.Sync(ctx) }
+
+// QueueDepth returns how many records are reserved, queued or being
+// written.
+func (s *Store) QueueDepth() int { return s.q.QueueDepth() }
+
+// Durability returns the store's durability setting.
+func (s *Store) Durability() store.Durability {
+	if s.q.Durable() {
+		return store.DurabilitySync
 	}
-	s.mu.Unlock()
+	return store.DurabilityBatched
+}
+
+// SetDurability changes the durability setting of an open store (a config
+// reload), as store.Store.SetDurability does.
+func (s *Store) SetDurability(d store.Durability) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	s.q.SetDurable(d == store.DurabilitySync)
 	return nil
-}
-
-// runWriter is this instance's only writer. It gathers up to BatchSize
-// records or BatchWait, whichever comes first, into one statement.
-func (s *Store) runWriter() {
-	defer close(s.writerDone)
-	batch := make([]*row, 0, s.opts.BatchSize)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		select {
-		case r := <-s.queue:
-			batch = append(batch[:0], r)
-		case <-s.stopWriter:
-			s.drain(batch[:0])
-			return
-		}
-		if len(s.queue) < s.opts.BatchSize-1 {
-			timer.Reset(s.opts.BatchWait)
-			select {
-			case <-timer.C:
-			case <-s.stopWriter:
-			}
-			timer.Stop()
-		}
-		batch = s.takeQueued(batch)
-		if !s.commit(batch) {
-			s.abandon(batch)
-			return
-		}
-	}
-}
-
-func (s *Store) takeQueued(batch []*row) []*row {
-	for len(batch) < s.opts.BatchSize {
-		select {
-		case r := <-s.queue:
-			batch = append(batch, r)
-		default:
-			return batch
-		}
-	}
-	return batch
-}
-
-func (s *Store) drain(batch []*row) {
-	s.mu.Lock()
-	s.stopped = true
-	s.mu.Unlock()
-	for {
-		batch = s.takeQueued(batch[:0])
-		if len(batch) == 0 {
-			return
-		}
-		if !s.commit(batch) {
-			s.abandon(batch)
-			return
-		}
-	}
-}
-
-// abandon is reached only when Close's DrainTimeout ran out while the
-// database kept failing: the records are counted and named, never dropped
-// silently.
-func (s *Store) abandon(batch []*row) {
-	s.mu.Lock()
-	s.stopped = true
-	s.mu.Unlock()
-	ids := make([]string, 0, len(batch)+len(s.queue))
-	for _, r := range batch {
-		ids = append(ids, r.id)
-	}
-	for done := false; !done; {
-		select {
-		case r := <-s.queue:
-			ids = append(ids, r.id)
-		default:
-			done = true
-		}
-	}
-	s.log.Error("store closed with unwritten records", zap.Int("records", len(ids)), zap.Strings("ids", ids))
-	s.mu.Lock()
-	s.lostErr = fmt.Errorf("%w: %d records could not be written before DrainTimeout", store.ErrUncommitted, len(ids))
-	s.mu.Unlock()
-}
-
-// commit writes batch, retrying with backoff until it succeeds: records
-// keep their queue slots meanwhile, so an unreachable database fills the
-// queue and Reserve refuses requests (503) instead of losing records. It
-// gives up only after Close's drain deadline.
-func (s *Store) commit(batch []*row) bool {
-	backoff := retryBackoffMin
-	stop := s.stopWriter
-	var deadline time.Time
-	for attempt := 1; ; attempt++ {
-		start := time.Now()
-		err := s.writeBatch(batch)
-		s.obs.Committed(len(batch), time.Since(start), err)
-		if err == nil {
-			if attempt > 1 {
-				s.log.Info("store commit recovered", zap.Int("attempts", attempt), zap.Int("batch", len(batch)))
-			}
-			for range batch {
-				<-s.slots
-			}
-			s.obs.QueueDepth(s.QueueDepth())
-			s.mu.Lock()
-			s.committed += uint64(len(batch))
-			close(s.commitNotify)
-			s.commitNotify = make(chan struct{})
-			s.mu.Unlock()
-			return true
-		}
-		s.log.Error("store commit failed; retrying", zap.Error(err), zap.Int("attempt", attempt),
-			zap.Int("batch", len(batch)), zap.Int("queue_depth", s.QueueDepth()), zap.Duration("backoff", backoff))
-		select {
-		case <-stop:
-			stop = nil
-			deadline = s.drainBy
-		default:
-		}
-		if !deadline.IsZero() && time.Now().Add(backoff).After(deadline) {
-			return false
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-t.C:
-		case <-stop:
-			t.Stop()
-			stop = nil
-			deadline = s.drainBy
-		}
-		backoff = min(backoff*2, retryBackoffMax)
-	}
 }
 
 // insertRecords writes a whole batch in one statement from column arrays.
@@ -364,18 +130,44 @@ func (s *Store) writeBatch(batch []*row) error {
 		return err
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
-	// Writers of every instance take turns, so seq order is commit order:
-	// a record never appears behind a cursor already handed out.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockWriter); err != nil {
+	// One round trip: the lock, the scanner sets, and whether any record
+	// of the batch replaces a stored one. Writers of every instance take
+	// turns on the lock, so seq order is commit order (a record never
+	// appears behind a cursor already handed out), and what the check
+	// finds cannot change before this transaction ends.
+	pre := &pgx.Batch{}
+	if s.q.Durable() {
+		// Sync mode acknowledges a record once its commit is on the
+		// server's disk: whatever the server's or the database's default,
+		// this commit waits for its WAL flush.
+		pre.Queue(`SET LOCAL synchronous_commit = on`)
+	}
+	pre.Queue(`SELECT pg_advisory_xact_lock($1)`, lockWriter)
+	if len(setRefs) > 0 {
+		pre.Queue(insertScannerSets, setRefs, sets)
+	}
+	var replaces bool
+	pre.Queue(`SELECT EXISTS (SELECT 1 FROM promptwall_prompts WHERE id = ANY($1))`, ids).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&replaces)
+	})
+	if err := tx.SendBatch(ctx, pre).Close(); err != nil {
 		return err
 	}
-	if len(setRefs) > 0 {
-		if _, err := tx.Exec(ctx, insertScannerSets, setRefs, sets); err != nil {
-			return err
-		}
+	// COPY is the fastest way in, but cannot update: a batch that replaces
+	// a record goes in with the multi-row upsert.
+	if replaces || s.opts.noCopy {
+		_, err = tx.Exec(ctx, insertRecords, ids, orgs, users, outcomes, projects, providers, endpoints, ms, preserve, inputs, bodies, refs)
+	} else {
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"promptwall_prompts"}, recordColumns, pgx.CopyFromSlice(len(ids), func(i int) ([]any, error) {
+			return []any{ids[i], orgs[i], users[i], outcomes[i], projects[i], providers[i], endpoints[i], ms[i], preserve[i], inputs[i], bodies[i], refs[i]}, nil
+		}))
 	}
-	if _, err := tx.Exec(ctx, insertRecords, ids, orgs, users, outcomes, projects, providers, endpoints, ms, preserve, inputs, bodies, refs); err != nil {
+	if err != nil {
 		return err
 	}
 	return tx.Commit(ctx)
 }
+
+// recordColumns are the columns COPY fills, in insertRecords' order.
+var recordColumns = []string{"id", "org_id", "user_id", "outcome", "project_id", "provider_id", "endpoint_id",
+	"received_ms", "preserve", "input", "body", "scanners_ref"}

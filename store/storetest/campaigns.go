@@ -10,14 +10,9 @@ import (
 // RunCampaigns runs the red-team campaigns conformance suite: campaigns,
 // runs, attack runs and their results.
 func RunCampaigns(t *testing.T, h Harness) {
-	for _, tc := range []struct {
-		name string
-		fn   func(*testing.T, Harness)
-	}{
+	suite{
 		{"CampaignRunStorage", testCampaignRunStorage},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
-	}
+	}.run(t, h)
 }
 
 func testCampaignRunStorage(t *testing.T, h Harness) {

@@ -11,15 +11,10 @@ import (
 
 // RunChats runs the chats and prompt templates conformance suite.
 func RunChats(t *testing.T, h Harness) {
-	for _, tc := range []struct {
-		name string
-		fn   func(*testing.T, Harness)
-	}{
+	suite{
 		{"Chats", testChats},
 		{"PromptTemplates", testPromptTemplates},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
-	}
+	}.run(t, h)
 }
 
 func testChats(t *testing.T, h Harness) {

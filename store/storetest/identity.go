@@ -15,19 +15,14 @@ import (
 // RunIdentity runs the identity conformance suite: orgs, users, roles and
 // tokens.
 func RunIdentity(t *testing.T, h Harness) {
-	for _, tc := range []struct {
-		name string
-		fn   func(*testing.T, Harness)
-	}{
+	suite{
 		{"Identity", testIdentity},
 		{"Orgs", testOrgs},
 		{"HasOwner", testHasOwner},
 		{"Users", testUsers},
 		{"Tokens", testTokens},
 		{"ListUsers", testListUsers},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
-	}
+	}.run(t, h)
 }
 
 func testOrgs(t *testing.T, h Harness) {

@@ -13,16 +13,11 @@ import (
 // RunProviders runs the provider configuration conformance suite:
 // versions, configAt, filters and paging.
 func RunProviders(t *testing.T, h Harness) {
-	for _, tc := range []struct {
-		name string
-		fn   func(*testing.T, Harness)
-	}{
+	suite{
 		{"VersionsAndConfigAt", testProviderVersionsAndConfigAt},
 		{"Filters", testProviderFilters},
 		{"Paging", testProviderPaging},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
-	}
+	}.run(t, h)
 }
 
 func prov(id, name, project string, mod func(*store.ProviderRecord)) *store.ProviderRecord {

@@ -45,6 +45,18 @@ type Harness struct {
 
 func (h Harness) open(t testing.TB, o Options) store.Backend { t.Helper(); return h.Open(t, o) }
 
+// suite is a table of named tests of one engine.
+type suite []struct {
+	name string
+	fn   func(*testing.T, Harness)
+}
+
+func (s suite) run(t *testing.T, h Harness) {
+	for _, tc := range s {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
+	}
+}
+
 // RunAll runs every conformance suite.
 func RunAll(t *testing.T, h Harness) {
 	t.Run("Records", func(t *testing.T) { RunRecords(t, h) })
@@ -52,14 +64,12 @@ func RunAll(t *testing.T, h Harness) {
 	t.Run("Providers", func(t *testing.T) { RunProviders(t, h) })
 	t.Run("Chats", func(t *testing.T) { RunChats(t, h) })
 	t.Run("Campaigns", func(t *testing.T) { RunCampaigns(t, h) })
+	t.Run("Locker", func(t *testing.T) { RunLocker(t, h) })
 }
 
 // RunRecords runs the record store conformance suite.
 func RunRecords(t *testing.T, h Harness) {
-	for _, tc := range []struct {
-		name string
-		fn   func(*testing.T, Harness)
-	}{
+	suite{
 		{"RoundTrip", testRoundTrip},
 		{"ResultReadsNormalized", testResultReadsNormalized},
 		{"InvalidRecord", testInvalidRecord},
@@ -67,13 +77,12 @@ func RunRecords(t *testing.T, h Harness) {
 		{"ListPromptsRejects", testListPromptsRejects},
 		{"PagingWhileWriting", testPagingWhileWriting},
 		{"Reservation", testReservation},
+		{"ReadYourWrites", testReadYourWrites},
 		{"ReplaceKeepsPosition", testReplaceKeepsPosition},
 		{"Chain", testChain},
 		{"PageEmptiedByRetention", testPageEmptiedByRetention},
 		{"Retention", testRetention},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
-	}
+	}.run(t, h)
 }
 
 func syncStore(t testing.TB, s store.RecordStore) {
@@ -658,5 +667,51 @@ func testResultReadsNormalized(t *testing.T, h Harness) {
 		if strings.Contains(string(raw), "null") {
 			t.Errorf("stored result reads back with null: %s", raw)
 		}
+	}
+}
+
+// testReadYourWrites: a committed record can be waited for through its
+// reservation, and is read by id (alone or as a chain) right after Put,
+// without a Sync, even while its batch waits out a long BatchWait.
+func testReadYourWrites(t *testing.T, h Harness) {
+	s := h.open(t, Options{BatchWait: time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := s.Reserve(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := &store.Prompt{OrgID: "o", Input: "waited"}
+	if err := r.Commit(waited); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Wait(ctx); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if err := r.WaitCommitted(ctx); err != nil {
+		t.Fatalf("WaitCommitted: %v", err)
+	}
+	if _, err := s.GetPrompt(waited.ID); err != nil {
+		t.Fatalf("GetPrompt after WaitCommitted: %v", err)
+	}
+	parent := &store.Prompt{OrgID: "o", Input: "parent"}
+	put(t, s, parent)
+	child := &store.Prompt{OrgID: "o", Input: "child", ParentID: parent.ID}
+	put(t, s, child)
+	if got, err := s.GetPrompt(child.ID); err != nil || got.Input != "child" {
+		t.Fatalf("GetPrompt right after Put = %+v, %v", got, err)
+	}
+	chain, err := s.Chain(child.ID)
+	if err != nil || len(chain) != 2 || chain[0].ID != parent.ID {
+		t.Fatalf("Chain right after Put = %v, %v", ids(chain), err)
+	}
+	// A reservation cancelled without a record has nothing to wait for.
+	r, err = s.Reserve(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Cancel()
+	if err := r.WaitCommitted(ctx); err != nil {
+		t.Fatalf("WaitCommitted after Cancel: %v", err)
 	}
 }

@@ -1,6 +1,4 @@
-// Package holdtest checks a detector's release points (scanner.Holder)
-// against its own Scan, for the detectors' tests.
-package holdtest
+package scannertest
 
 import (
 	"context"
@@ -15,12 +13,12 @@ type Detector interface {
 	scanner.Holder
 }
 
-// Prefixes streams text byte by byte through d: for every prefix in which
+// HoldPrefixes streams text byte by byte through d: for every prefix in which
 // Scan finds nothing, Hold must keep every byte of every match Scan finds
 // in the whole text, so no part of a match is released before it is
 // recognised. conv is the rest of the exchange (nil for none). It fails
 // the test when the whole text holds no match.
-func Prefixes(t *testing.T, d Detector, text string, conv *scanner.Conversation) {
+func HoldPrefixes(t *testing.T, d Detector, text string, conv *scanner.Conversation) {
 	t.Helper()
 	target := func(s string) *scanner.Target {
 		return &scanner.Target{Text: scanner.NewText(s), Direction: scanner.Output, Role: scanner.RoleAssistant, Conversation: conv}
