@@ -172,6 +172,7 @@ func FuzzScan(f *testing.F) {
 		"AKIAZ7VR\x00SQ4LMB2XK3NP", `{"k": "AKIAZ7VR\u0000SQ4L"}`, "x\\u00", "a\\x1", "jwt:\n  secret:", "jwt: {",
 		"password is", "--password", "token:\n", "https://hooks.x/", "http://a/api/v1/", "sk_live_\xc2",
 		"-----BEGIN PRIVATE KEY-----\" + \"", "Unseal Key 1:", "Authorization: token ", "\xc2\x85\xc2",
+		"-u a -p", "$y$j9T$", "unseal \\r\\n", ".pgpass\nh:1:d:u:", "Credential(\"a\", \"", "dapi0f", "key: a.B",
 	} {
 		f.Add(seed)
 	}

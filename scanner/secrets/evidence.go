@@ -175,7 +175,7 @@ func looksRandom(v string, th float64) bool {
 	if isUUIDShaped(v) || isSequential(v) || isWordy(v) || isFileName(v) || strings.Count(v, "/") > 2 || isSlug(v) || accountScheme(v) || codeName(v) {
 		return false
 	}
-	var lower, upper, digits, letters int
+	var digits, letters int
 	hex := true
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -183,11 +183,9 @@ func looksRandom(v string, th float64) bool {
 		case c >= '0' && c <= '9':
 			digits++
 		case c >= 'a' && c <= 'z':
-			lower++
 			letters++
 			hex = hex && c <= 'f'
 		case c >= 'A' && c <= 'Z':
-			upper++
 			letters++
 			hex = false
 		default:
@@ -378,11 +376,6 @@ func wordShare(v string) float64 {
 	}
 	return float64(wordy) / float64(letters)
 }
-
-// camelWords reports a name made of words with digits among them
-// ("2024Q3ResultsPresentationFinal", "setTokenFieldRFC3339"): half its
-// letters or more read as words (see wordShare).
-func camelWords(v string) bool { return wordShare(v) >= 0.5 }
 
 // codeName reports a qualified or compound name from code
 // ("x509.ExtKeyUsageServerAuth", "pkcs11.CKM_ECDH1_DERIVE",

@@ -79,7 +79,10 @@ type Config struct {
 	Allow []string `json:"allow,omitempty"`
 	// Generic enables the generic rules: password, secret and key
 	// assignments, "the password is '...'" in prose, provider-shaped
-	// prefixed tokens and webhook URL tokens. Default true.
+	// prefixed tokens, webhook URL tokens, generated-looking tokens right
+	// after a credential word, "-u user -p password" command lines,
+	// credential constructors, .pgpass lines and modular-crypt password
+	// hashes. Default true.
 	Generic *bool `json:"generic,omitempty"`
 }
 
