@@ -1,6 +1,9 @@
 package api
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -72,5 +75,40 @@ func TestTemplateShowsOnlyReadablePrompts(t *testing.T) {
 		if n := len(m["prompts"].([]any)); n != tc.want || (tc.tok == tokAlice && strings.Contains(w.Body.String(), "bob's secret plan")) {
 			t.Errorf("%s sees %d prompts, want %d: %s", tc.tok[:8], n, tc.want, w.Body)
 		}
+	}
+}
+
+// An oversized body is refused with 413 and the code that says so, on
+// every route that reads one.
+func TestTooLargeBodies(t *testing.T) {
+	send := newSendFixture(t, nil)
+	campaigns, _, _ := campaignFixture(t, orgGate{"o1": true})
+	cases := []struct {
+		name, target string
+		h            http.Handler
+		body         string
+	}{
+		{"POST /prompts", "/backend/v1/prompts", send.api,
+			`{"input":"` + strings.Repeat("a", maxJSONBody) + `","provider":"openai"}`},
+		{"POST /campaigns/{id}/runs", "/backend/v1/campaigns/" + campA + "/runs", campaigns.h,
+			`{"name":"` + strings.Repeat("a", maxRunBody) + `"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", tc.target, strings.NewReader(tc.body))
+			r.Header.Set("Authorization", "Bearer "+tokOwner)
+			r.Header.Set("Content-Type", "application/json")
+			w := httptest.NewRecorder()
+			tc.h.ServeHTTP(w, r)
+			var m struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil || w.Code != http.StatusRequestEntityTooLarge || m.Error.Code != "request_too_large" {
+				t.Fatalf("got %d %.200s, want 413 with code request_too_large", w.Code, w.Body)
+			}
+			if !strings.Contains(m.Error.Message, "exceeds") {
+				t.Errorf("the message does not state the limit: %q", m.Error.Message)
+			}
+		})
 	}
 }

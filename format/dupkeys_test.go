@@ -233,3 +233,42 @@ func foldedPair(b []byte) (string, bool) {
 		}
 	}
 }
+
+// A body that is valid JSON but not an object is refused in every format
+// with a message naming what it got.
+func TestNonObjectBodiesRefused(t *testing.T) {
+	formats := map[string]Format{}
+	for _, name := range []string{NameOpenAIChat, NameOpenAIResponses, NameOpenAICompletions, NameOpenAIEmbeddings,
+		NameAnthropicMessages, NameGemini, NameOllamaChat, NameOllamaGenerate} {
+		f, err := ByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		formats[name] = f
+	}
+	g, err := NewGeneric(GenericConfig{Request: []string{"prompt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	formats[NameGeneric] = g
+	bodies := []struct{ body, got string }{
+		{`[{"model":"m","messages":[{"role":"user","content":"hi"}]}]`, "an array"},
+		{`"hello"`, "a string"},
+		{`42`, "a number"},
+		{`null`, "null"},
+	}
+	for name, f := range formats {
+		for _, b := range bodies {
+			t.Run(name+"/"+b.got, func(t *testing.T) {
+				_, err := f.ParseRequest([]byte(b.body))
+				var fe *Error
+				if !errors.As(err, &fe) {
+					t.Fatalf("accepted or wrong error type: %v", err)
+				}
+				if want := "body must be a JSON object, got " + b.got; fe.Status != 400 || fe.Message != want {
+					t.Fatalf("got %d %q, want 400 %q", fe.Status, fe.Message, want)
+				}
+			})
+		}
+	}
+}
