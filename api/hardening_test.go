@@ -1,11 +1,15 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/promptwall/promptwall/provider"
+	"github.com/promptwall/promptwall/scanner"
 )
 
 // An id returned by POST /prompts is readable, and usable as a parentId or
@@ -110,5 +114,63 @@ func TestTooLargeBodies(t *testing.T) {
 				t.Errorf("the message does not state the limit: %q", m.Error.Message)
 			}
 		})
+	}
+}
+
+// piiScreener flags an e-mail address in the input, as the pii scanner
+// does, and passes the answer.
+type piiScreener struct{ email string }
+
+func (s piiScreener) ScreenEndpoint(string) (ScreenEndpoint, bool) {
+	return ScreenEndpoint{ID: "ep-1", Name: "default", Scanners: `[{"id":"pii","mode":"flag"}]`,
+		Screen: func(_ context.Context, conv *scanner.Conversation, dir scanner.Direction) *scanner.Result {
+			sr := scanner.ScannerResult{ScannerID: "pii", Type: "pii", Direction: dir, Outcome: scanner.Passed}
+			for i, m := range conv.Messages {
+				if at := strings.Index(m.Text, s.email); at >= 0 && dir == scanner.Input {
+					sr.Outcome = scanner.Flagged
+					sr.Findings = append(sr.Findings, scanner.MessageFinding{Message: i, Role: m.Role,
+						Match: scanner.Match{Start: at, End: at + len(s.email), Kind: "EMAIL_ADDRESS", Score: 1}})
+				}
+			}
+			return &scanner.Result{Outcome: sr.Outcome, Scanners: []scanner.ScannerResult{sr}}
+		}}, true
+}
+
+// Personal data the input's scanners found is masked in the stored
+// answer when the model echoes it, as in the input and the raw answer.
+func TestEchoedPersonalDataMaskedInSentPrompt(t *testing.T) {
+	const email = "ada.lovelace@example.org"
+	up := newUpstream(t, `{"choices":[{"message":{"role":"assistant","content":"I will write to `+email+` today."}}]}`)
+	f := newSendFixture(t, nil)
+	c := &provider.Config{Name: "echo", Type: provider.TypeOpenAI, Model: "m", BaseURL: up.srv.URL,
+		Secrets: map[string]string{provider.SecretAPIKey: upstreamKey}, Availability: provider.Availability{Global: true}}
+	c.Provision()
+	f.providers["echo"] = c
+	h, err := New(Config{Store: f.s, Providers: f.providers, Screener: piiScreener{email}, LimitWait: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.api = h
+	w, m := f.send(t, tokAlice, map[string]any{"input": "Please email me at " + email, "provider": "echo"})
+	if w.Code != 200 || field(m, "result", "outcome") != "flagged" {
+		t.Fatalf("send: %d %s", w.Code, w.Body)
+	}
+	id, _ := m["id"].(string)
+	for _, view := range []struct {
+		name string
+		body string
+	}{
+		{"POST answer", w.Body.String()},
+		{"GET", func() string {
+			w, _ := f.call(t, "GET", "/backend/v1/prompts/"+id, tokAlice, "", "")
+			return w.Body.String()
+		}()},
+	} {
+		if strings.Contains(view.body, email) {
+			t.Errorf("%s: the address is in clear: %s", view.name, view.body)
+		}
+		if !strings.Contains(view.body, `"response":"I will write to `) {
+			t.Errorf("%s: the response is missing: %s", view.name, view.body)
+		}
 	}
 }
