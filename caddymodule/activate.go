@@ -14,11 +14,13 @@ var errNotRunning = errors.New("no promptwall configuration is running")
 // Caddy provisions a new config while the old one still serves, and keeps
 // the old one when anything fails. Provision therefore only prepares: what
 // is shared with the running config through the usage pool (provider
-// limits, the config campaign runs use, the store's durability, provider
-// versions and declared campaigns in the store) changes in Start, once every app of the new
-// config has provisioned. When a later app fails to start, Caddy stops the
-// apps it started: Stop then gives the shared state back to the config
-// that keeps running.
+// limits, the config campaign runs use, the store's durability, declared
+// organizations and users, the caps on external scanner calls, provider
+// versions and declared campaigns in the store) changes in Start, once
+// every app of the new config has provisioned. When a later app fails to
+// start, Caddy stops the apps it started: Stop then gives the shared state
+// back to the config that keeps running. Declarations are never deleted,
+// so organizations and users only the stopped config declared remain.
 
 // Start makes this config the one that runs.
 func (a *App) Start() error {
@@ -77,6 +79,11 @@ func (a *App) activate() error {
 		if err := d.SetDurability(a.durability); err != nil {
 			return err
 		}
+	}
+	// Declared organizations come before providers: a provider's orgs
+	// list names them.
+	if err := a.applyIdentity(); err != nil {
+		return err
 	}
 	if err := a.syncProviderVersions(); err != nil {
 		return err

@@ -175,7 +175,7 @@ func (a *App) Provision(ctx caddy.Context) (err error) {
 	}
 	a.auth = &auth.Authenticator{Store: a.shared.store, BootstrapHash: a.bootstrapHash,
 		BootstrapOrgID: defaultOrgID(), Logger: a.logger}
-	if err := a.applyIdentity(); err != nil {
+	if err := identity.Validate(a.Orgs); err != nil {
 		return err
 	}
 	if err := a.provisionLimits(ctx); err != nil {

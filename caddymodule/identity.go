@@ -90,9 +90,6 @@ func parseOrgBlock(d *caddyfile.Dispenser) (identity.Org, error) {
 // deleting anything) and sizes the caps on external scanner calls from the
 // default organization's features.
 func (a *App) applyIdentity() error {
-	if err := identity.Validate(a.Orgs); err != nil {
-		return err
-	}
 	if err := identity.Apply(a.shared.store, a.Orgs); err != nil {
 		return fmt.Errorf("applying declared organizations: %w", err)
 	}
