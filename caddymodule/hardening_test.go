@@ -24,6 +24,8 @@ func TestGatewayRefusesUnscreenableInput(t *testing.T) {
 	}{
 		{"GET with a body", http.MethodGet, chatBody("AKIAZ7VRSQ4LMXWB2PEH"), http.StatusBadRequest, false},
 		{"OPTIONS with a body", http.MethodOptions, chatBody("hello"), http.StatusBadRequest, false},
+		{"HEAD with a body", http.MethodHead, chatBody("AKIAZ7VRSQ4LMXWB2PEH"), http.StatusBadRequest, false},
+		{"DELETE with a secret", http.MethodDelete, chatBody("AKIAZ7VRSQ4LMXWB2PEH"), http.StatusForbidden, false},
 		{"GET without a body", http.MethodGet, "", http.StatusOK, true},
 	}
 	for _, tc := range cases {
@@ -40,7 +42,7 @@ func TestGatewayRefusesUnscreenableInput(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, b)
 			}
-			if tc.status != http.StatusOK && !json.Valid(b) {
+			if tc.status != http.StatusOK && tc.method != http.MethodHead && !json.Valid(b) {
 				t.Fatalf("refusal is not JSON: %s", b)
 			}
 			if got := len(up.received()) > before; got != tc.forwarded {
