@@ -174,3 +174,39 @@ func TestEchoedPersonalDataMaskedInSentPrompt(t *testing.T) {
 		}
 	}
 }
+
+// A member reaches no prompt another user sent, by any route that takes a
+// prompt id; the admin who sent it reaches it by each.
+func TestPromptVisibilityOnEveryRoute(t *testing.T) {
+	f := newSendFixture(t, nil)
+	_, m := f.send(t, tokBob, map[string]any{"input": "bob's plan", "provider": "openai"})
+	id, _ := m["id"].(string)
+	routes := []struct {
+		name, method, target, body string
+		ok                         int
+	}{
+		{"GET /prompts/{id}", "GET", "/backend/v1/prompts/" + id, "", 200},
+		{"template from it", "POST", "/backend/v1/prompts/templates", `{"name":"t","promptId":"` + id + `"}`, 201},
+		{"follow-up to it", "POST", "/backend/v1/prompts", `{"input":"and then?","provider":"openai","parentId":"` + id + `"}`, 200},
+	}
+	for _, rt := range routes {
+		for _, who := range []struct {
+			name, tok string
+			want      int
+		}{{"member", tokAlice, 404}, {"sender", tokBob, rt.ok}} {
+			t.Run(rt.name+"/"+who.name, func(t *testing.T) {
+				ct := ""
+				if rt.body != "" {
+					ct = "application/json"
+				}
+				w, _ := f.call(t, rt.method, rt.target, who.tok, ct, rt.body)
+				if w.Code != who.want {
+					t.Fatalf("%d %s, want %d", w.Code, w.Body, who.want)
+				}
+				if who.want == 404 && strings.Contains(w.Body.String(), "bob's plan") {
+					t.Fatalf("the refusal quotes the prompt: %s", w.Body)
+				}
+			})
+		}
+	}
+}

@@ -52,13 +52,13 @@ func (h *Handler) getPrompt(w http.ResponseWriter, r *http.Request, p Principal)
 		return internal(err)
 	}
 	leaf := chain[len(chain)-1]
-	if leaf.OrgID != p.OrgID || (!p.CanSeeOrg() && leaf.UserID != p.UserID) {
+	if !mayRead(p, leaf) {
 		return notFound
 	}
 	out := PromptResponse{Prompt: leaf.ID, Memory: make([]Prompt, 0, len(chain))}
 	root := chain[0].ID
 	for _, c := range chain {
-		if c.OrgID != p.OrgID || (!p.CanSeeOrg() && c.UserID != p.UserID) {
+		if !mayRead(p, c) {
 			continue
 		}
 		out.Memory = append(out.Memory, promptOf(c, root))

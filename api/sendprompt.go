@@ -294,7 +294,7 @@ func (h *Handler) readableChain(parentID string, p Principal, chat *store.Chat) 
 	}
 	leaf := chain[len(chain)-1]
 	inChat := chat != nil && leaf.ChatID == chat.ID
-	if leaf.OrgID != p.OrgID || (!p.CanSeeOrg() && leaf.UserID != p.UserID && !inChat) {
+	if !mayRead(p, leaf) && !(inChat && leaf.OrgID == p.OrgID) {
 		return nil, notFound
 	}
 	return chain, nil

@@ -68,7 +68,7 @@ func (h *Handler) createTemplate(w http.ResponseWriter, r *http.Request, p Princ
 			return aerr
 		}
 		pr, err := h.store.GetPrompt(req.PromptID)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && (pr.OrgID != p.OrgID || (!p.CanSeeOrg() && pr.UserID != p.UserID))) {
+		if errors.Is(err, store.ErrNotFound) || (err == nil && !mayRead(p, pr)) {
 			return &apiError{status: http.StatusNotFound, code: CodeNotFound, param: "promptId", message: "no prompt with that promptId"}
 		}
 		if err != nil {
