@@ -198,6 +198,10 @@ func TestActivateSetsDurability(t *testing.T) {
 	}
 	defer shared.Destruct()
 	a.shared = shared
+	// Provision creates the default organization, which activation reads.
+	if err := a.bootstrap(); err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range []store.Durability{store.DurabilityBatched, store.DurabilitySync} {
 		a.durability = d
 		if err := a.activate(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,31 +102,75 @@ func TestStreamedAnswerIsScreenedEventByEvent(t *testing.T) {
 	}
 }
 
+// A secret, a card number and a banned phrase split across 2, 3 and 10
+// events of a stream through the gateway: the stream ends with the
+// provider's error instead of [DONE], the client has received no byte of
+// the match, and the record says blocked.
 func TestStreamedSecretSplitAcrossEventsIsBlocked(t *testing.T) {
-	leaky := []string{sseChunk(""), sseChunk("Use "), sseChunk(fakeAWSKey[:6]), sseChunk(fakeAWSKey[6:13]), sseChunk(fakeAWSKey[13:]), sseChunk(" now."), "data: [DONE]\n\n"}
-	up := streamingUpstream(t, leaky, 10*time.Millisecond)
-	tester := caddytest.NewTester(t)
-	tester.InitServer(gatewayConfig(filepath.Join(t.TempDir(), "pw.db"), up.Listener.Addr().String(), streamingEndpoint, ""), "caddyfile")
-
-	status, events := readEvents(t, tester, streamBody("Which key should I use?"))
-	if status != http.StatusOK {
-		t.Fatalf("status %d", status)
-	}
-	var all strings.Builder
-	for _, ev := range events {
-		all.WriteString(ev.data)
-	}
-	for _, part := range []string{fakeAWSKey[:6], fakeAWSKey[6:13], fakeAWSKey[13:]} {
-		if strings.Contains(all.String(), part) {
-			t.Fatalf("part %q of the secret reached the client: %s", part, all.String())
+	endpoint := `endpoint default {
+			scanner secrets {
+				direction input output
+			}
+			scanner pii {
+				direction output
+				entities CREDIT_CARD
+			}
+			scanner banned_substrings {
+				direction output
+				substrings "Project Nightingale"
+			}
+		}`
+	var answer atomic.Pointer[[]string]
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range *answer.Load() {
+			fmt.Fprint(w, ev)
+			w.(http.Flusher).Flush()
+			time.Sleep(5 * time.Millisecond)
 		}
-	}
-	last := events[len(events)-1].data
-	if last == "[DONE]" || !strings.Contains(last, `"error"`) {
-		t.Fatalf("a blocked stream must end with an error event and no [DONE]; last event %q", last)
-	}
-	list := waitForScans(t, tester, 1)
-	if list.Scans[0].Result.Outcome != "blocked" {
-		t.Errorf("recorded outcome %q", list.Scans[0].Result.Outcome)
+	}))
+	t.Cleanup(up.Close)
+	tester := caddytest.NewTester(t)
+	tester.InitServer(gatewayConfig(filepath.Join(t.TempDir(), "pw.db"), up.Listener.Addr().String(), endpoint, ""), "caddyfile")
+	recorded := 0
+	for _, match := range []string{fakeAWSKey, "4111 1111 1111 1111", "Project Nightingale"} {
+		for _, n := range []int{2, 3, 10} {
+			t.Run(fmt.Sprintf("%.8s in %d", match, n), func(t *testing.T) {
+				up := []string{sseChunk(""), sseChunk("Use "), sseChunk("this: ")}
+				for i := range n {
+					up = append(up, sseChunk(match[i*len(match)/n:(i+1)*len(match)/n]))
+				}
+				up = append(up, sseChunk(" now."), "data: [DONE]\n\n")
+				answer.Store(&up)
+				status, events := readEvents(t, tester, streamBody("Which one should I use?"))
+				if status != http.StatusOK {
+					t.Fatalf("status %d", status)
+				}
+				var text strings.Builder
+				for _, ev := range events[:len(events)-1] {
+					var c struct {
+						Choices []struct {
+							Delta struct{ Content string } `json:"delta"`
+						} `json:"choices"`
+					}
+					if err := json.Unmarshal([]byte(ev.data), &c); err != nil || len(c.Choices) != 1 {
+						t.Fatalf("event %q: %v", ev.data, err)
+					}
+					text.WriteString(c.Choices[0].Delta.Content)
+				}
+				if got := text.String(); !strings.HasPrefix("Use this: ", got) {
+					t.Fatalf("the client received %q, past the match's start", got)
+				}
+				last := events[len(events)-1].data
+				if last == "[DONE]" || !strings.Contains(last, `"error"`) {
+					t.Fatalf("a blocked stream must end with an error event and no [DONE]; last event %q", last)
+				}
+				recorded++
+				list := waitForScans(t, tester, recorded)
+				if list.Scans[0].Result.Outcome != "blocked" {
+					t.Errorf("recorded outcome %q", list.Scans[0].Result.Outcome)
+				}
+			})
+		}
 	}
 }
