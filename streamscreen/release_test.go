@@ -369,3 +369,83 @@ func TestPlaceholdersRestoredInStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldBackBoundsTheHold checks that stream_hold_back is the most text
+// withheld: with a detector that would hold everything (its release point
+// stays at 0), every event that ends further than the bound before the
+// end of what arrived is released, and never text within the bound.
+func TestHoldBackBoundsTheHold(t *testing.T) {
+	f := formatOf(t, format.NameOpenAIChat)
+	var words []string
+	for range 40 {
+		words = append(words, "word ")
+	}
+	for _, bound := range []int{16, 32, 64} {
+		t.Run(fmt.Sprint(bound), func(t *testing.T) {
+			var writes []string
+			sent := 0
+			events := eventsOf(t, f, builders[format.NameOpenAIChat](words))
+			// Before each event is read, the client must hold all text but
+			// the last bound bytes of what was sent.
+			var failures []string
+			r := &checkedReader{events: events, before: func() {
+				got, _ := clientText(t, f, writes)
+				// Events leave whole: the held text is the bound rounded
+				// up to the event that crosses it.
+				if held := sent - len(got); held < min(sent, bound) || held >= bound+len("word ") {
+					failures = append(failures, fmt.Sprintf("after %d bytes of text the client had %d", sent, len(got)))
+				}
+			}, after: func(ev string) {
+				var c struct {
+					Choices []struct {
+						Delta struct{ Content string } `json:"delta"`
+					} `json:"choices"`
+				}
+				if json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(ev), "data: ")), &c) == nil && len(c.Choices) == 1 {
+					sent += len(c.Choices[0].Delta.Content)
+				}
+			}}
+			_, err := Run(context.Background(), Options{
+				Stream: f.NewStream(r),
+				Screen: func(context.Context, *scanner.Conversation) *scanner.Result {
+					return &scanner.Result{Outcome: scanner.Passed}
+				},
+				Hold:     func(string) int { return 0 },
+				HoldBack: bound,
+				Emit:     func(b []byte) error { writes = append(writes, string(b)); return nil },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(failures) > 0 {
+				t.Fatal(strings.Join(failures, "\n"))
+			}
+			if got, _ := clientText(t, f, writes); got != strings.Join(words, "") {
+				t.Errorf("the whole answer did not arrive at the end: %q", got)
+			}
+		})
+	}
+}
+
+// checkedReader hands the stream over one event per Read, calling before
+// ahead of handing an event over and after once it has.
+type checkedReader struct {
+	events  []string
+	pending string
+	before  func()
+	after   func(ev string)
+}
+
+func (c *checkedReader) Read(p []byte) (int, error) {
+	if c.pending == "" {
+		if len(c.events) == 0 {
+			return 0, io.EOF
+		}
+		c.before()
+		c.pending, c.events = c.events[0], c.events[1:]
+		c.after(c.pending)
+	}
+	n := copy(p, c.pending)
+	c.pending = c.pending[n:]
+	return n, nil
+}
