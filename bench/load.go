@@ -94,7 +94,13 @@ func do(client *http.Client, req *http.Request, stream bool) (ttfb time.Time, er
 			if ttfb.IsZero() {
 				ttfb = time.Now()
 			}
-			last = append(last[:0], buf[max(0, n-32):n]...)
+			// The tail of the body, not of this read: a gateway that
+			// holds back an answer's last byte until its record is
+			// committed (durability sync) sends it in a read of its own.
+			last = append(last, buf[:n]...)
+			if len(last) > 32 {
+				last = append(last[:0], last[len(last)-32:]...)
+			}
 		}
 		if rerr == io.EOF {
 			break
