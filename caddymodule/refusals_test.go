@@ -42,18 +42,20 @@ func metric(t *testing.T, client *http.Client, series string) float64 {
 func TestRefusalsRecordedOnlyAsSample(t *testing.T) {
 	up := newCountingUpstream(t, 0)
 	tester := caddytest.NewTester(t)
-	tester.InitServer(providerConfig(filepath.Join(t.TempDir(), "pw.db"), up.Listener.Addr().String(), "max_requests_per_second 0.01", ""), "caddyfile")
+	tester.InitServer(providerConfig(filepath.Join(t.TempDir(), "pw.db"), up.Listener.Addr().String(), "max_requests_per_second 0.01", "authenticate"), "caddyfile")
 	const flood = 60
 	cases := []struct {
-		name, body, reason string
-		status             int
+		name, key, body, reason string
+		status                  int
 		// maxRecords bounds the records the flood may add, besides the
 		// one request the limit lets through.
 		maxRecords func(elapsed time.Duration) int
 	}{
-		{"malformed bodies", `{"model":"m","messages":`, "malformed", http.StatusBadRequest,
+		{"no valid token", "pw_not_a_token", chatBody("hello"), "unauthenticated", http.StatusUnauthorized,
 			func(time.Duration) int { return 0 }},
-		{"over the provider's limit", chatBody("hello"), "provider_limit", http.StatusTooManyRequests,
+		{"malformed bodies", testToken, `{"model":"m","messages":`, "malformed", http.StatusBadRequest,
+			func(time.Duration) int { return 0 }},
+		{"over the provider's limit", testToken, chatBody("hello"), "provider_limit", http.StatusTooManyRequests,
 			func(elapsed time.Duration) int { return 1 + 10 + int(elapsed.Seconds()) + 1 }},
 	}
 	for _, tc := range cases {
@@ -64,7 +66,7 @@ func TestRefusalsRecordedOnlyAsSample(t *testing.T) {
 			start := time.Now()
 			refused := 0
 			for range flood {
-				if resp, _ := postWithKey(t, tester.Client, "", tc.body); resp.StatusCode == tc.status {
+				if resp, _ := postWithKey(t, tester.Client, tc.key, tc.body); resp.StatusCode == tc.status {
 					refused++
 				}
 			}
