@@ -38,7 +38,15 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	s, err := store.Open(store.Options{Path: filepath.Join(t.TempDir(), "pw.db")})
+	return newFixtureWith(t, store.Options{})
+}
+
+// newFixtureWith is newFixture on a store opened with opts (its path set
+// here).
+func newFixtureWith(t *testing.T, opts store.Options) *fixture {
+	t.Helper()
+	opts.Path = filepath.Join(t.TempDir(), "pw.db")
+	s, err := store.Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

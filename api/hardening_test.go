@@ -3,13 +3,18 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/promptwall/promptwall/provider"
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/store"
 )
 
 // An id returned by POST /prompts is readable, and usable as a parentId or
@@ -205,6 +210,52 @@ func TestPromptVisibilityOnEveryRoute(t *testing.T) {
 				}
 				if who.want == 404 && strings.Contains(w.Body.String(), "bob's plan") {
 					t.Fatalf("the refusal quotes the prompt: %s", w.Body)
+				}
+			})
+		}
+	}
+}
+
+// An id POST /prompts returns, in a chat or not, is on disk by then in
+// both durability modes: a copy of the database file taken as the answer
+// arrives holds the record and the chat's reference to it, though the
+// batched writer would wait a second to fill its batch.
+func TestSentPromptOnDiskWhenReturned(t *testing.T) {
+	for _, d := range []store.Durability{store.DurabilityBatched, store.DurabilitySync} {
+		for _, inChat := range []bool{false, true} {
+			t.Run(fmt.Sprint(d, " in chat ", inChat), func(t *testing.T) {
+				f := newSendFixtureWith(t, nil, store.Options{Durability: d, BatchWait: time.Second})
+				body := map[string]any{"input": "hello", "provider": "openai"}
+				if inChat {
+					body["chatName"] = "c"
+				}
+				w, m := f.send(t, tokAlice, body)
+				if w.Code != 200 {
+					t.Fatalf("send: %d %s", w.Code, w.Body)
+				}
+				b, err := os.ReadFile(f.s.Path())
+				if err != nil {
+					t.Fatal(err)
+				}
+				copyPath := filepath.Join(t.TempDir(), "copy.db")
+				if err := os.WriteFile(copyPath, b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				c, err := store.Open(store.Options{Path: copyPath})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				id, _ := m["id"].(string)
+				pr, err := c.GetPrompt(id)
+				if err != nil {
+					t.Fatalf("the returned id %s is not in the file: %v", id, err)
+				}
+				if inChat {
+					prompts, err := c.ChatPrompts(pr.ChatID)
+					if err != nil || len(prompts) != 1 || prompts[0].ID != id {
+						t.Fatalf("the chat does not reference the prompt on disk: %v %v", prompts, err)
+					}
 				}
 			})
 		}

@@ -105,7 +105,11 @@ type sendFixture struct {
 }
 
 func newSendFixture(t *testing.T, lim limits.Set) *sendFixture {
-	f := &sendFixture{fixture: newFixture(t), providers: fakeProviders{}, ups: map[string]*recordingUpstream{}}
+	return newSendFixtureWith(t, lim, store.Options{})
+}
+
+func newSendFixtureWith(t *testing.T, lim limits.Set, opts store.Options) *sendFixture {
+	f := &sendFixture{fixture: newFixtureWith(t, opts), providers: fakeProviders{}, ups: map[string]*recordingUpstream{}}
 	answers := map[string]string{
 		provider.TypeOpenAI:      `{"choices":[{"message":{"role":"assistant","content":"openai says hi"}}]}`,
 		provider.TypeAzureOpenAI: `{"choices":[{"message":{"role":"assistant","content":"azure says hi"}}]}`,
