@@ -58,6 +58,32 @@ func TestAPIBodyKeys(t *testing.T) {
 			}
 		})
 	}
+	// Every other route that reads a body applies the same rule.
+	campaigns, _, _ := campaignFixture(t, orgGate{"o1": true})
+	routes := []struct {
+		name, target, body, param string
+		h                         http.Handler
+	}{
+		{"POST /chats", "/backend/v1/chats", `{"name":"c","Name":"d"}`, "Name", f.api},
+		{"POST /prompts/templates", "/backend/v1/prompts/templates", `{"NAME":"u","name":"t"}`, "name", f.api},
+		{"POST /campaigns/{id}/runs", "/backend/v1/campaigns/" + campA + "/runs", `{"x":{"k":1,"K":2}}`, "x.K", campaigns.h},
+	}
+	for _, rt := range routes {
+		t.Run(rt.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", rt.target, strings.NewReader(rt.body))
+			r.Header.Set("Authorization", "Bearer "+tokOwner)
+			r.Header.Set("Content-Type", "application/json")
+			w := httptest.NewRecorder()
+			rt.h.ServeHTTP(w, r)
+			var m struct {
+				Error struct{ Code, Message, Param string } `json:"error"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil || w.Code != 400 || m.Error.Code != "invalid_parameter" ||
+				m.Error.Param != rt.param || !strings.Contains(m.Error.Message, "duplicate key") {
+				t.Fatalf("got %d %s, want 400 invalid_parameter at %q", w.Code, w.Body, rt.param)
+			}
+		})
+	}
 }
 
 // A member reading their own template sees only the prompts they may
