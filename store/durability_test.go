@@ -54,10 +54,12 @@ func TestReservationWait(t *testing.T) {
 					t.Fatalf("batched Wait: %v", err)
 				}
 			}
+			// Give WaitCommitted time to return, which it must not do
+			// before the writer commits.
 			select {
 			case err := <-committed:
 				t.Fatalf("WaitCommitted returned before the commit: %v", err)
-			default:
+			case <-time.After(50 * time.Millisecond):
 			}
 			gate <- struct{}{}
 			if err := <-committed; err != nil {
