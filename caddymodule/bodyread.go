@@ -40,6 +40,6 @@ func (h *Handler) bodyRefusal(err error) *refusal {
 			message: "The request body did not arrive within the gateway's body_read_timeout.", closeConnection: true}
 	}
 	h.logger.Debug("unreadable request body", zap.Error(err))
-	return &refusal{reason: "malformed", status: http.StatusBadRequest, code: "invalid_request_error",
+	return &refusal{reason: "malformed", status: http.StatusBadRequest, code: codeInvalidRequest,
 		message: "The request body could not be read: its transfer encoding is malformed."}
 }

@@ -291,7 +291,7 @@ func (h *Handler) admit(r *http.Request, x *exchange) (pass string, err error) {
 				message: "Multipart uploads cannot be screened by this gateway."}
 		}
 		if err := checkContentType(ct); err != nil {
-			return "", &refusal{reason: "malformed", status: http.StatusBadRequest, code: "invalid_request_error", message: err.Error()}
+			return "", &refusal{reason: "malformed", status: http.StatusBadRequest, code: codeInvalidRequest, message: err.Error()}
 		}
 	}
 	if r.ContentLength > h.MaxBodySize {
@@ -315,7 +315,7 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request, x *exchange, bod
 	}
 	raw := body.Bytes()
 	if !utf8.Valid(raw) {
-		return "", &refusal{reason: "malformed", status: http.StatusBadRequest, code: "invalid_request_error",
+		return "", &refusal{reason: "malformed", status: http.StatusBadRequest, code: codeInvalidRequest,
 			message: "The request body is not valid UTF-8."}
 	}
 	x.received = time.Now()

@@ -124,9 +124,12 @@ func TestUnreadableBodies(t *testing.T) {
 	cases := []struct {
 		name, raw string
 		status    int
+		code      string
 	}{
-		{"stalled body", head + "Content-Length: 100\r\n\r\n{\"model\":", http.StatusRequestTimeout},
-		{"bad chunk size", head + "Transfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n", http.StatusBadRequest},
+		{"stalled body", head + "Content-Length: 100\r\n\r\n{\"model\":", http.StatusRequestTimeout, "request_timeout"},
+		{"bad chunk size", head + "Transfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n", http.StatusBadRequest, "invalid_request"},
+		{"invalid UTF-8", head + "Content-Length: 16\r\n\r\n{\"model\":\"\xff\xfe\"}  ", http.StatusBadRequest, "invalid_request"},
+		{"not JSON", head + "Content-Length: 5\r\n\r\nhello", http.StatusBadRequest, "invalid_json"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,8 +147,11 @@ func TestUnreadableBodies(t *testing.T) {
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != tc.status || !json.Valid(b) || len(b) == 0 {
-				t.Fatalf("got %d %q, want %d with a JSON error", resp.StatusCode, b, tc.status)
+			var e struct {
+				Error struct{ Code string } `json:"error"`
+			}
+			if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != tc.status || e.Error.Code != tc.code {
+				t.Fatalf("got %d %q, want %d with a JSON error of code %s", resp.StatusCode, b, tc.status, tc.code)
 			}
 		})
 	}

@@ -60,13 +60,17 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, x *exchange, er
 	return h.writeError(w, f, rf.status, rf.code, rf.message)
 }
 
+// codeInvalidRequest is the code of a request the gateway cannot read or
+// parse, the one its wire formats give (format.Error).
+const codeInvalidRequest = "invalid_request"
+
 // formatRefusal refuses a body its wire format rejects, with the format's
 // own status and code when it gives them.
 func formatRefusal(err error) *refusal {
 	if fe, ok := errors.AsType[*format.Error](err); ok {
 		return &refusal{reason: "malformed", status: fe.Status, code: fe.Code, message: fe.Message}
 	}
-	return &refusal{reason: "malformed", status: http.StatusBadRequest, code: "invalid_request_error", message: err.Error()}
+	return &refusal{reason: "malformed", status: http.StatusBadRequest, code: codeInvalidRequest, message: err.Error()}
 }
 
 // limitRefusal answers a request over its provider's limits: 429 with
