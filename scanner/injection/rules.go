@@ -61,6 +61,9 @@ var families = [numFamilies]struct {
 //	a|b|c   one word out of several; a trailing ~ makes a word a prefix
 //	slot?   the slot may be absent
 //	*N      up to N arbitrary words
+//	!a|b    the next word is none of these (or the text ends): a word
+//	        a rule ends on is often a credential or an exfiltration only
+//	        outside an idiom ("the secret of long life", "key points")
 //
 // The first slot must be a plain word list: it is the trigger looked up for
 // every word of the text.
@@ -81,7 +84,7 @@ var ruleSource = []struct {
 	{famOverride, "önceki|tüm|yukarıdaki|이전|앞의|위의|모든|पिछले|पूर्व|सभी talimat~|komut~|kural~|지시~|명령~|지침~|규칙~|निर्देश~|नियम~ *2 yok|görmezden|unut~|무시~|잊어~|अनदेखी|अनदेखा|नजरअंदाज~|भूल~"},
 	{famOverride, "bỏ qua *3 hướng|chỉ|lệnh|quy"},
 	{famOverride, "do|don|dont not? t? follow|obey|heed *3 instruction~|rule~|guideline~|directive~|prompt~"},
-	{famOverride, "new|updated|revised|real|actual|additional|secret|hidden|important instruction~|directive~|task"},
+	{famOverride, "new|updated|revised|real|actual|secret|hidden|important instruction~|directive~|task"},
 	{famOverride, "stop|cease *2 following|obeying *3 instruction~|rule~|guideline~"},
 	{famJailbreak, "dan|stan|dude|aim|mongo|evil|anti|chaos|developer|dev|god|jailbreak|jailbroken|unrestricted|unfiltered|unlocked|opposite mode"},
 	{famJailbreak, "do anything now"},
@@ -118,7 +121,14 @@ var ruleSource = []struct {
 	{famSecret, "password|passwords|passcode|passcodes|passphrase|passkey|pin|credential|credentials|secret|secrets|api|access|private *2 key~|token~|code|word|phrase"},
 	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|credentials|contraseña|contrasena|passwort|kennwort|senha|wachtwoord|haslo|hasło|пароль|пароля|密码|密碼|パスワード|비밀번호|비밀번호는|암호|şifre|şifreyi|parola|parolayı|κωδικός|κωδικό|पासवर्ड|sandi"},
 	{famSecretWord, "mot|mots de passe"},
-	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 password~|passcode~|passphrase~|secret|credential~|pin|key"},
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 password~|passcode~|passphrase~|credential~|pin"},
+	// "Share the secret of long life", "what is the secret to success",
+	// "tell me about the secret garden" ask for no credential.
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 secret|secrets !of|to|behind|for|in|about|ingredient~|recipe~|sauce|life|lives|garden~|societ~|agent~|weapon~|mission~|service~|santa|admirer~|identity|identities|passage~|room~|door~|tunnel~|world~|base~|lair~|histor~|stash~|talent~|wish~|dream~|crush~|love~|affair~|meeting~|plan~|project~|island~|cave~|map~|treasure~"},
+	// "Key" alone is a credential only when something names it one ("the
+	// encryption key", "the key to the vault"); "what key features", "share
+	// your key message" use it as an adjective.
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 encryption|decryption|master|license|licence|signing|ssh|gpg|pgp|product|activation|admin|root key~"},
 	{famOutput, "your|the reply|response|answer|output|summary|responses|replies|answers *2 must|should|needs|has|shall|will|to|has *2 include|contain|begin|start|end|mention|be|incorporate|feature|have"},
 	{famOutput, "add|include|insert|append|prepend|incorporate|embed|inject|integrate|blend|render|attach|merge|weave|introduce|feature|featuring|enrich|enriching|enhance|extend|augment|ensure|use|utilize *6 in|into|to|within|inside|throughout|at|as your|the beginning|end|part|reply|response|answer|output|code|replies|responses|answers|solution|codebase|implementation|program|script|message"},
 	{famOutput, "following|subsequent|this|given|provided code|snippet|block|function|line|lines *4 in|into|within|to|inside your|the implementation|code|solution|answer|response|program|script|reply"},
@@ -134,7 +144,10 @@ var ruleSource = []struct {
 	{famSystemMode, "i am|m|im your|the|an|a? developer|developers|administrator|admin|creator|owner|programmer|operator|sysadmin|engineer|maker|supervisor"},
 	{famSystemMode, "this is your|the developer|developers|administrator|admin|creator|owner|operator|system"},
 	{famSystemMode, "authorized|authorised|authorization|clearance|privileged|elevated|override *2 access|user|personnel|level|code|request"},
-	{famExfiltration, "send|forward|email|post|upload|transmit|exfiltrate|mail|submit|share|leak|copy *6 to|at http|https|www|com|email|address"},
+	// The destination names where the data goes ("to", "at", a URL): the
+	// words "email address" or an address's ".com" are the subject of everyday code tasks
+	// ("check whether the input is a valid email address").
+	{famExfiltration, "send|forward|email|post|upload|transmit|exfiltrate|mail|submit|share|leak|copy *6 to|at http|https|www"},
 	{famExfiltration, "send|forward|email|upload|transmit|exfiltrate|leak *4 all|every|the|their|user|users|employee|employees *3 email~|data|file~|contact~|credential~|password~|information|detail~|record~|message~|cookie~|histor~|key~|token~"},
 	{famExfiltration, "requests|curl|wget|urllib|fetch post|get|urlopen"},
 	{famExfiltration, "os environ|system|popen|remove|walk|listdir"},
@@ -149,6 +162,9 @@ type slot struct {
 	prefix   []bool
 	optional bool
 	gap      int // > 0: matches up to gap arbitrary words
+	// not: the slot consumes nothing and fails where the next word is one
+	// of words.
+	not bool
 }
 
 // rule is a compiled pattern.
@@ -228,6 +244,10 @@ func compileRules() (*ruleSet, error) {
 				r.slots = append(r.slots, sl)
 				continue
 			}
+			if strings.HasPrefix(item, "!") {
+				sl.not = true
+				item = item[1:]
+			}
 			if strings.HasSuffix(item, "?") {
 				sl.optional = true
 				item = strings.TrimSuffix(item, "?")
@@ -244,7 +264,7 @@ func compileRules() (*ruleSet, error) {
 			r.slots = append(r.slots, sl)
 		}
 		first := r.slots[0]
-		if first.gap > 0 || first.optional || len(r.slots) < 1 {
+		if first.gap > 0 || first.optional || first.not || len(r.slots) < 1 {
 			return nil, fmt.Errorf("injection: rule %d: the first slot must be a word list", i)
 		}
 		for k, w := range first.words {
@@ -297,6 +317,12 @@ func (r *rule) matchAt(s string, toks []token, si, ti int) int {
 		return ti
 	}
 	sl := &r.slots[si]
+	if sl.not {
+		if ti < len(toks) && sl.accepts(s[toks[ti].start:toks[ti].end]) {
+			return -1
+		}
+		return r.matchAt(s, toks, si+1, ti)
+	}
 	if sl.gap > 0 {
 		for g := 0; g <= sl.gap && ti+g <= len(toks); g++ {
 			if end := r.matchAt(s, toks, si+1, ti+g); end >= 0 {
