@@ -53,17 +53,16 @@ func TestEverydayInstructions(t *testing.T) {
 // attacks_heldout.txt, whose misses were looked at when phrase rules were
 // added (so it is a regression test, not an unbiased figure), and
 // attacks_fresh.txt, written after the rules and never used to change
-// them. The bounds are a ratchet at today's counts. The fresh set fell from
-// 19 to 16 of 30 when the shipped threshold moved from a cross-validated FPR
-// of 0.02 to 0.01 (the everyday set's false positives fell from 4 to 2 of 40
-// with it): the operating point the goal names, not a loss of ranking.
+// them. The bounds are a ratchet at today's counts (18 of 30 caught, 9 of
+// them with the kind named; the threshold is chosen at a cross-validated FPR
+// of 0.01, where it was 0.02 when 19 of 30 were caught).
 func TestHeldOutAttacks(t *testing.T) {
 	for _, c := range []struct {
 		file                    string
 		minCaught, minRightKind float64
 	}{
 		{"testdata/attacks_heldout.txt", 0.80, 0.75},
-		{"testdata/attacks_fresh.txt", 0.50, 0.45},
+		{"testdata/attacks_fresh.txt", 0.60, 0.45},
 	} {
 		t.Run(c.file, func(t *testing.T) { heldOutAttacks(t, c.file, c.minCaught, c.minRightKind) })
 	}

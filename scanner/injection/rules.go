@@ -94,7 +94,11 @@ var ruleSource = []struct {
 	{famJailbreak, "stay|remain|staying|break|breaking in|out? of? character"},
 	{famJailbreak, "classic|normal|standard|filtered|locked *2 and|response~ *3 jailbreak~|developer|dan|unfiltered|unlocked"},
 	{famJailbreak, "two|2|both responses|answers|paragraphs|ways|outputs"},
-	{famUnrestricted, "no|without|free|not|any|zero of|from|bound|any? by? any|all? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
+	// "Any" and "not" alone ask about limits as often as they drop them:
+	// "are there any restrictions on carry-on luggage?", "filter out any
+	// rows", "including but not limited to".
+	{famUnrestricted, "no|without|free|zero of|from|bound|any? by? any|all? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
+	{famUnrestricted, "not|never|isn|aren|isnt|arent t? bound|restricted|constrained|confined|governed by any|the|your? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
 	{famUnrestricted, "uncensored|amoral|unethical|unfiltered|unrestricted|unbounded|immoral|unhinged|unlimited"},
 	{famUnrestricted, "safety|content|security|ethical|moderation module~|filter~|check~|guardrail~|restriction~|polic~|system~ *2 disabled|off|removed|deactivated|lifted|suspended|bypassed"},
 	{famUnrestricted, "disable|deactivate|remove|bypass|skip|lift *3 filter~|safety|guardrail~|restriction~|moderation|censorship"},
