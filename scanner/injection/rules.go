@@ -80,6 +80,11 @@ var ruleSource = []struct {
 	{famOverride, "ignore|disregard|forget|ignoring|disregarding the|that|what above|preceding|foregoing|said"},
 	{famOverride, "ignora|ignore|ignorez|ignorer|ignoriere|ignorieren|ignorar|ignoren|olvida|olvide|vergiss|oublie|oubliez|dimentica|dimenticate|negeer|vergeet *4 instrucciones|instruções|instrucoes|instructions|anweisungen|instruktionen|istruzioni|instructies|indicaciones|reglas|regeln|règles|regole|consignes|orientações|orientacoes"},
 	{famOverride, "forget everything|all *3 you|i was|were|have|said|told|know~|learn~"},
+	// Told to drop the user's own question: the hijacker's opening, in a
+	// document or a tool's result ("ignore the question and reply with").
+	// Not "the message": "please ignore this message if you have paid" is
+	// an e-mail's own courtesy.
+	{famOverride, "ignore|disregard|forget|ignoring|disregarding the|this|that|your|any|all user|users? s? question|questions|query|queries|request|requests|task|prompt"},
 	{famOverride, "игнорируй|игнорируйте|игнорировать|проигнорируй|проигнорируйте|забудь|забудьте|ігноруй|ігноруйте|забудьте|zignoruj|ignoruj|zapomnij|abaikan|lupakan|αγνοήστε|αγνόησε|ξεχάστε|ξέχασε|تجاهل|انس *3 инструкци~|указани~|правил~|інструкці~|вказівк~|instrukcj~|polecen~|zasad~|instruksi|perintah|aturan|οδηγί~|εντολ~|κανόν~|التعليمات|تعليمات~|الأوامر|القواعد"},
 	{famOverride, "önceki|tüm|yukarıdaki|이전|앞의|위의|모든|पिछले|पूर्व|सभी talimat~|komut~|kural~|지시~|명령~|지침~|규칙~|निर्देश~|नियम~ *2 yok|görmezden|unut~|무시~|잊어~|अनदेखी|अनदेखा|नजरअंदाज~|भूल~"},
 	{famOverride, "bỏ qua *3 hướng|chỉ|lệnh|quy"},
