@@ -157,7 +157,10 @@ var ruleSource = []struct {
 	// words "email address" or an address's ".com" are the subject of everyday code tasks
 	// ("check whether the input is a valid email address").
 	{famExfiltration, "send|forward|email|post|upload|transmit|exfiltrate|mail|submit|share|leak|copy *6 to|at http|https|www"},
-	{famExfiltration, "send|forward|email|upload|transmit|exfiltrate|leak *4 all|every|the|their|user|users|employee|employees *3 email~|data|file~|contact~|credential~|password~|information|detail~|record~|message~|cookie~|histor~|key~|token~"},
+	// "Email" is the noun as often as the verb ("a valid email address
+	// using the validate-email filter"): sending by e-mail is caught by its
+	// destination above.
+	{famExfiltration, "send|forward|upload|transmit|exfiltrate|leak *4 all|every|the|their|user|users|employee|employees *3 email~|data|file~|contact~|credential~|password~|information|detail~|record~|message~|cookie~|histor~|key~|token~"},
 	{famExfiltration, "requests|curl|wget|urllib|fetch post|get|urlopen"},
 	{famExfiltration, "os environ|system|popen|remove|walk|listdir"},
 	{famExfiltration, "subprocess|keylogger|pynput|keyboard|mouse|socket|smtplib|yagmail|paramiko|ctypes|win32api|psutil|scapy|pyautogui|pyperclip|cryptography|fernet"},
