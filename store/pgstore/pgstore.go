@@ -103,8 +103,13 @@ type Store struct {
 	sweeperDone chan struct{}
 
 	// locks are the connections holding TryLock's locks, by their release.
-	locksMu   sync.Mutex
-	locks     map[*pgx.Conn]func()
+	locksMu sync.Mutex
+	locks   map[*pgx.Conn]func()
+	// copyBuf is the writer's COPY data, reused from batch to batch.
+	copyBuf []byte
+	// knownSets are scanner settings known to be stored; see unknownSets.
+	setsMu    sync.Mutex
+	knownSets map[string]bool
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -161,6 +166,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		obs:         opts.Observer,
 		cursors:     cursors,
 		sweeperDone: make(chan struct{}),
+		knownSets:   map[string]bool{},
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()

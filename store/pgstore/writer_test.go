@@ -69,11 +69,11 @@ func (o *batchObserver) Committed(n int, _ time.Duration, err error) {
 // record, in commit order.
 func TestCopyBatches(t *testing.T) {
 	obs := &batchObserver{}
-	// Full batches of copyMin records commit at once, whatever BatchWait.
-	s := openTest(t, Options{Durability: store.DurabilityBatched, BatchSize: copyMin, BatchWait: time.Hour, Observer: obs})
+	// Full batches of testBatch records commit at once, whatever BatchWait.
+	s := openTest(t, Options{Durability: store.DurabilityBatched, BatchSize: testBatch, BatchWait: time.Hour, Observer: obs})
 	ctx := context.Background()
 	var want []string
-	for i := range 3 * copyMin {
+	for i := range 3 * testBatch {
 		p := &store.Prompt{OrgID: "o", Input: fmt.Sprint("record ", i)}
 		if err := s.Put(ctx, p); err != nil {
 			t.Fatal(err)
@@ -86,8 +86,8 @@ func TestCopyBatches(t *testing.T) {
 	obs.mu.Lock()
 	largest := obs.max
 	obs.mu.Unlock()
-	if largest < copyMin {
-		t.Fatalf("largest batch %d: no batch reached COPY's %d records", largest, copyMin)
+	if largest < testBatch {
+		t.Fatalf("largest batch %d: no batch reached COPY's %d records", largest, testBatch)
 	}
 	var got []string
 	q := store.Query{OrgID: "o", Limit: store.MaxLimit, Ascending: true}
@@ -108,3 +108,7 @@ func TestCopyBatches(t *testing.T) {
 		t.Fatalf("listed %d records, want the %d written in order", len(got), len(want))
 	}
 }
+
+// testBatch is the batch size of TestCopyBatches: several batches, each
+// more than a few rows.
+const testBatch = 128
