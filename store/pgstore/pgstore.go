@@ -81,8 +81,9 @@ type Options struct {
 }
 
 // DefaultBatchSize is the most records one transaction writes: larger than
-// the bbolt store's, because each PostgreSQL transaction costs round trips
-// (lock, savepoint, COPY, commit) that only large batches amortize.
+// the bbolt store's, because each PostgreSQL transaction costs a round
+// trip, a turn on the writers' lock and a WAL flush that large batches
+// amortize.
 const DefaultBatchSize = 2048
 
 // Store is an open PostgreSQL record store, safe for concurrent use.

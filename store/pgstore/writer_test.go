@@ -112,3 +112,38 @@ func TestCopyBatches(t *testing.T) {
 // testBatch is the batch size of TestCopyBatches: several batches, each
 // more than a few rows.
 const testBatch = 128
+
+// TestScannerSetsAcrossBatches: each batch takes one of the writer's paths
+// (settings new to the store, settings it has stored, a replacement that
+// falls back to the upsert with new settings, no settings), and every
+// record reads back with the settings it was written with.
+func TestScannerSetsAcrossBatches(t *testing.T) {
+	s := openTest(t, Options{BatchWait: time.Millisecond})
+	ctx := context.Background()
+	const setA, setB = `[{"id":"pii","mode":"flag"}]`, `[{"id":"secrets","mode":"block"}]`
+	firstID := store.NewID()
+	for _, step := range []struct {
+		name string
+		p    store.Prompt
+	}{
+		{"new settings", store.Prompt{ID: firstID, OrgID: "o", Input: "first", Scanners: setA}},
+		{"stored settings", store.Prompt{OrgID: "o", Input: "second", Scanners: setA}},
+		{"replacement with new settings", store.Prompt{ID: firstID, OrgID: "o", Input: "first replaced", Scanners: setB}},
+		{"no settings", store.Prompt{OrgID: "o", Input: "third"}},
+	} {
+		p := step.p
+		if err := s.Put(ctx, &p); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if err := s.Sync(ctx); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		got, err := s.GetPrompt(p.ID)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got.Input != p.Input || got.Scanners != p.Scanners {
+			t.Fatalf("%s: read back input %q scanners %q, want %q %q", step.name, got.Input, got.Scanners, p.Input, p.Scanners)
+		}
+	}
+}
