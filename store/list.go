@@ -439,34 +439,44 @@ func (s *Store) chain(id string) ([]*Prompt, error) {
 	var chain []*Prompt
 	err := s.db.View(func(tx *bolt.Tx) error {
 		rb := recordBucketsOf(tx)
-		seen := make(map[string]bool)
-		cur := id
-		for len(chain) < MaxChain && !seen[cur] {
+		var err error
+		chain, err = FollowChain(id, func(cur string) (*Prompt, error) {
 			ref, ok := rb.byID([]byte(cur))
 			if !ok {
-				if len(chain) == 0 {
-					return fmt.Errorf("%w: prompt %q", ErrNotFound, id)
-				}
-				break
+				return nil, fmt.Errorf("%w: prompt %q", ErrNotFound, cur)
 			}
-			p, err := decodePrompt(tx, ref.body)
-			if err != nil {
-				return err
-			}
-			if len(chain) > 0 && p.OrgID != chain[0].OrgID {
-				break
-			}
-			seen[cur] = true
-			chain = append(chain, p)
-			if p.ParentID == "" {
-				break
-			}
-			cur = p.ParentID
-		}
-		return nil
+			return decodePrompt(tx, ref.body)
+		})
+		return err
 	})
-	if err != nil {
-		return nil, err
+	return chain, err
+}
+
+// FollowChain is Chain's walk, the same in every engine: from id through
+// ParentID with get, stopping where a parent has expired (get returns
+// ErrNotFound), belongs to another org, or the chain loops or reaches
+// MaxChain. It returns the chain oldest first; a missing id itself is
+// get's error.
+func FollowChain(id string, get func(id string) (*Prompt, error)) ([]*Prompt, error) {
+	var chain []*Prompt
+	seen := make(map[string]bool)
+	for cur := id; len(chain) < MaxChain && !seen[cur]; {
+		p, err := get(cur)
+		if errors.Is(err, ErrNotFound) && len(chain) > 0 {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(chain) > 0 && p.OrgID != chain[0].OrgID {
+			break
+		}
+		seen[cur] = true
+		chain = append(chain, p)
+		if p.ParentID == "" {
+			break
+		}
+		cur = p.ParentID
 	}
 	slices.Reverse(chain)
 	return chain, nil
