@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
 func TestUnmarshalLimitsEngine(t *testing.T) {
@@ -32,16 +31,9 @@ func TestUnmarshalLimitsEngine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := new(App)
-			err := a.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("want error containing %q, got %v", tc.wantErr, err)
-				}
+			a := unmarshalCase[App](t, tc.input, tc.wantErr)
+			if a == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var got map[string]any
 			if err := json.Unmarshal(a.LimitsRaw, &got); err != nil {
