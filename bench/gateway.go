@@ -29,7 +29,7 @@ type level struct {
 }
 
 // levels are the five configurations, from the bare upstream to request
-// and response screening, as the benchmark's issue defines them: L3 is the
+// and response screening: L3 is the
 // default scanner set on the request only, L4 adds answer screening. L4 is
 // the built-in default endpoint exactly as it ships (secrets also screen
 // answers); L3 spells the same four scanners out with their default
