@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/promptwall/promptwall/bench/internal/gw"
+	"github.com/promptwall/promptwall/internal/testsvc"
 	"github.com/promptwall/promptwall/store"
 )
 
@@ -125,7 +126,7 @@ type gateway struct {
 }
 
 func start(bin, dir, upstream, mode string) (*gateway, error) {
-	port, err := gw.FreePort()
+	port, err := testsvc.FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/promptwall/promptwall/bench/internal/gw"
+	"github.com/promptwall/promptwall/internal/testsvc"
 )
 
 func main() {
@@ -214,11 +215,11 @@ type result struct {
 }
 
 func runVariant(bin, dir, upstream, mode string, grace time.Duration, plain bool, v variant, clients int, d, every time.Duration) (result, error) {
-	port, err := gw.FreePort()
+	port, err := testsvc.FreePort()
 	if err != nil {
 		return result{}, err
 	}
-	adminPort, err := gw.FreePort()
+	adminPort, err := testsvc.FreePort()
 	if err != nil {
 		return result{}, err
 	}

@@ -55,7 +55,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/promptwall/promptwall/internal/testsvc"
 )
 
 const (
@@ -120,15 +120,6 @@ func (u *upstream) arrivalsSince(t time.Time) []time.Time {
 		}
 	}
 	return out
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 const caddyfile = `{
@@ -419,7 +410,7 @@ func run(duration time.Duration, bin string) error {
 	_, _ = rand.Read(id)
 	suffix := hex.EncodeToString(id)
 	pg := &postgres{ctl: env["PROMPTWALL_TEST_PG_CTL"], data: env["PROMPTWALL_TEST_PG_DATA"], dsn: env["PROMPTWALL_TEST_PG_DSN"]}
-	dsn, drop, err := pg.createDatabase("pw_multi_" + suffix)
+	dsn, drop, err := testsvc.CreateDatabase(pg.dsn, "pw_multi_"+suffix)
 	if err != nil {
 		return err
 	}
@@ -437,7 +428,7 @@ func run(duration time.Duration, bin string) error {
 		}
 	}()
 	for i := range 2 {
-		port, err := freePort()
+		port, err := testsvc.FreePort()
 		if err != nil {
 			return err
 		}
@@ -722,34 +713,6 @@ func pgOutage(pg *postgres, insts []*instance, client *http.Client, acks *acked,
 // postgres is the test server started by .ci/services.sh.
 type postgres struct {
 	ctl, data, dsn string
-}
-
-// createDatabase makes an empty database for this run; drop removes it.
-func (p *postgres) createDatabase(name string) (dsn string, drop func(), err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, p.dsn)
-	if err != nil {
-		return "", nil, fmt.Errorf("connecting to the test server: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return "", nil, err
-	}
-	u, err := url.Parse(p.dsn)
-	if err != nil {
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	drop = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if conn, err := pgx.Connect(ctx, p.dsn); err == nil {
-			_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-			_ = conn.Close(ctx)
-		}
-	}
-	return u.String(), drop, nil
 }
 
 // pgCtl runs pg_ctl as the data directory's owner: PostgreSQL refuses to

@@ -28,6 +28,7 @@ func Build(bin, dir string) (string, error) {
 		return bin, nil
 	}
 	bin = filepath.Join(dir, "caddy")
+	fmt.Fprintln(os.Stderr, "building ./cmd/caddy ...")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/caddy")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -51,16 +52,6 @@ func Upstream() (string, *atomic.Int64, error) {
 		_, _ = io.WriteString(w, Completion)
 	}))
 	return up.Addr().String(), served, nil
-}
-
-// FreePort returns a loopback port that was free a moment ago.
-func FreePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Process is a running gateway.
