@@ -72,11 +72,10 @@ func (*GuardrailHandler) CaddyModule() caddy.ModuleInfo {
 // Provision resolves the endpoint and the shape.
 func (g *GuardrailHandler) Provision(ctx caddy.Context) error {
 	g.logger = ctx.Logger()
-	appIface, err := ctx.App("promptwall")
-	if err != nil {
-		return fmt.Errorf("loading promptwall app: %w", err)
+	var err error
+	if g.app, err = loadApp(ctx); err != nil {
+		return err
 	}
-	g.app = appIface.(*App)
 	if g.Endpoint == "" {
 		g.Endpoint = DefaultEndpointName
 	}

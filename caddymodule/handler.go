@@ -115,11 +115,10 @@ const (
 // Provision resolves the endpoint and the wire format.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	appIface, err := ctx.App("promptwall")
-	if err != nil {
-		return fmt.Errorf("loading promptwall app: %w", err)
+	var err error
+	if h.app, err = loadApp(ctx); err != nil {
+		return err
 	}
-	h.app = appIface.(*App)
 	if h.Endpoint == "" {
 		h.Endpoint = DefaultEndpointName
 	}
