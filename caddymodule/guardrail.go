@@ -315,11 +315,7 @@ func (g *GuardrailHandler) commitScan(res *store.Reservation, id string, receive
 		return
 	}
 	go func() {
-		deferred := g.ep.pipeline.ScreenDeferred(context.Background(), conv, c.Direction)
-		p.Result.ScannerResults = record.AppendScannerResults(p.Result.ScannerResults, deferred, shown)
-		if deferred.Outcome.Severity() > scanner.Outcome(p.Result.Outcome).Severity() {
-			p.Result.Outcome = string(deferred.Outcome)
-		}
+		record.AddDeferred(&p, g.ep.pipeline.ScreenDeferred(context.Background(), conv, c.Direction), shown)
 		res.Commit(&p)
 	}()
 }

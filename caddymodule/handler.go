@@ -671,11 +671,7 @@ func (x *exchange) commit() {
 // commitDeferred runs the non-blocking scanners and commits p with their
 // results.
 func (x *exchange) commitDeferred(p store.Prompt, shown int) {
-	deferred := x.h.ep.pipeline.ScreenDeferred(context.Background(), x.conv, scanner.Input)
-	p.Result.ScannerResults = record.AppendScannerResults(p.Result.ScannerResults, deferred, shown)
-	if deferred.Outcome.Severity() > scanner.Outcome(p.Result.Outcome).Severity() {
-		p.Result.Outcome = string(deferred.Outcome)
-	}
+	record.AddDeferred(&p, x.h.ep.pipeline.ScreenDeferred(context.Background(), x.conv, scanner.Input), shown)
 	if err := x.res.Commit(&p); errors.Is(err, store.ErrReservationUsed) {
 		// Committed already (durability sync): replace it.
 		if err := x.h.app.shared.store.Put(context.Background(), &p); err != nil {
