@@ -25,7 +25,7 @@ func TestUnmarshalLimitsEngine(t *testing.T) {
 		{name: "no engine", input: "promptwall {\n limits\n}", wantErr: "wrong argument count"},
 		{name: "unknown engine", input: "promptwall {\n limits memcached {\n }\n}", wantErr: "promptwall.limits.memcached"},
 		{name: "unknown option", input: "promptwall {\n limits redis {\n  adr r:6379\n }\n}", wantErr: `unknown limits redis sub-directive "adr", at Testfile:3`},
-		{name: "duplicate option", input: "promptwall {\n limits redis {\n  addr a:1\n  addr b:2\n }\n}", wantErr: `duplicate limits sub-directive "addr"`},
+		{name: "duplicate option", input: "promptwall {\n limits redis {\n  addr a:1\n  addr b:2\n }\n}", wantErr: `duplicate limits redis sub-directive "addr"`},
 		{name: "twice", input: "promptwall {\n limits redis {\n  addr a:1\n }\n limits redis {\n  addr a:1\n }\n}", wantErr: `duplicate sub-directive "limits"`},
 		{name: "bad lease", input: "promptwall {\n limits redis {\n  lease_ttl long\n }\n}", wantErr: `bad duration "long"`},
 	}
