@@ -612,19 +612,27 @@ func redisOutage(addr string, insts []*instance, client *http.Client, fail func(
 		return fmt.Errorf("restarting redis: %v %s", err, out)
 	}
 	restarted := time.Now()
-	for i := 0; ; i++ {
-		a, err := insts[i%2].post(context.Background(), client)
-		if err == nil && a.code == http.StatusOK {
-			break
-		}
-		if time.Since(restarted) > 10*time.Second {
-			fail("no request admitted within 10s of Redis's return")
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
+	if _, ok := awaitAdmitted(insts, client, restarted.Add(10*time.Second)); !ok {
+		fail("no request admitted within 10s of Redis's return")
+		return nil
 	}
 	fmt.Printf("  admitted again %s after Redis restarted\n", time.Since(restarted).Round(time.Millisecond))
 	return nil
+}
+
+// awaitAdmitted sends to the instances in turn until one answers 200 or
+// the deadline passes: how a service's return is noticed.
+func awaitAdmitted(insts []*instance, client *http.Client, deadline time.Time) (answer, bool) {
+	for i := 0; ; i++ {
+		a, err := insts[i%2].post(context.Background(), client)
+		if err == nil && a.code == http.StatusOK {
+			return a, true
+		}
+		if time.Now().After(deadline) {
+			return answer{}, false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // pgOutage stops PostgreSQL under load, checks the answers of the gateway
@@ -691,18 +699,12 @@ func pgOutage(pg *postgres, insts []*instance, client *http.Client, acks *acked,
 			fail("while PostgreSQL was down an answer was %q, want 503 store_unavailable (or 200 once stored)", k)
 		}
 	}
-	for i := 0; ; i++ {
-		a, err := insts[i%2].post(context.Background(), client)
-		if err == nil && a.code == http.StatusOK {
-			acks.add(a)
-			break
-		}
-		if time.Since(restarted) > 15*time.Second {
-			fail("no request admitted within 15s of PostgreSQL's return")
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
+	a, ok := awaitAdmitted(insts, client, restarted.Add(15*time.Second))
+	if !ok {
+		fail("no request admitted within 15s of PostgreSQL's return")
+		return nil
 	}
+	acks.add(a)
 	fmt.Printf("  gateway recovered %s after PostgreSQL restarted\n", time.Since(restarted).Round(time.Millisecond))
 	if err := checkListed(insts, client, acks.all()); err != nil {
 		fail("after PostgreSQL returned: %v", err)
