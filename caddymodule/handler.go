@@ -222,7 +222,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// checks): nothing to screen, nothing to record.
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
 		if hasBody(r) {
-			return h.refuseBodylessMethod(w, r)
+			return h.refuse(w, r, &exchange{h: h}, bodylessMethodRefusal(r))
 		}
 		return next.ServeHTTP(w, r)
 	}
