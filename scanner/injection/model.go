@@ -418,9 +418,16 @@ func (m *Model) margin(sum, n int32, fams uint32) float64 {
 // ruleHit is 1 when any rule family is hit in a window, else 0: the row of
 // Model.size. (Counting only the precise families there was measured
 // and lost 9 points of cross-validated recall: a weak family's hit in a
-// short text is evidence too.)
+// short text is evidence too.) A request about the form of the answer
+// ("encode your answer in base64") in the user's own request zone does not
+// count: it is the user's to make, and counting it let short formatting
+// requests pass as attacks (leave-one-source-out recall at 1% false
+// positives 0.44 with it, 0.61 without). In the content zone it counts.
+//
+// The size row is chosen before the families' own weights are added, so
+// the request zone's famOutput still adds its learned weight to margin.
 func ruleHit(fams uint32) int {
-	return min(int(fams), 1)
+	return min(int(fams&^(1<<famOutput)), 1)
 }
 
 // sizeBuckets is the number of window length classes: log2 of the feature

@@ -14,12 +14,13 @@ import (
 // Quality gate: with the training procedure rerun under grouped,
 // stratified 5-fold cross-validation, recall on attacks (without
 // PurpleLlama's logic-violating slice) and the FPR on benign texts at the
-// threshold the shipped model uses. The bounds are a ratchet at today's
-// measured figures (recall 0.865 at FPR 0.020), which a change may raise but
-// not lower; the goal is recall 0.90 at FPR 0.01.
+// threshold the shipped model uses, chosen at a cross-validated FPR of
+// 0.01. The bounds are a ratchet at today's measured figures (recall 0.862
+// at FPR 0.010), which a change may raise but not lower; the goal is recall
+// 0.90 at FPR 0.01.
 const (
-	minRecall = 0.86
-	maxFPR    = 0.025
+	minRecall = 0.85
+	maxFPR    = 0.012
 	folds     = 5
 )
 
@@ -80,7 +81,7 @@ func TestShippedModelFit(t *testing.T) {
 	if r := ev.Overall.Recall(); r < 0.95 {
 		t.Errorf("training-fit recall %.3f < 0.95: model.bin is stale or broken", r)
 	}
-	// The threshold is chosen at a cross-validated FPR of 0.02, and the
+	// The threshold is chosen at a cross-validated FPR of 0.01, and the
 	// regularised model fits its negatives about as well as it judges
 	// unseen ones: a stale model.bin is far beyond this bound.
 	if f := ev.Overall.FPR(); f > 0.03 {
@@ -163,7 +164,10 @@ func TestEvasion(t *testing.T) {
 // trained on: each source family (the repository its rows come from) is
 // scored by a model trained without it. They are far below the random-fold
 // figures, which is the point of reporting them; the bounds are a ratchet
-// at an earlier measurement (recall 0.721, FPR 0.044; today 0.742, 0.052).
+// at today's measurement: at the shipped threshold recall 0.740, FPR 0.054,
+// and, ranked on their own, recall 0.719 at FPR 0.02. The second is the
+// steadier figure: the threshold is chosen on the random folds, and where it
+// falls on an unseen source moves with every retraining.
 func TestLeaveOneSourceOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains five models; skipped with -short")
@@ -184,5 +188,16 @@ func TestLeaveOneSourceOut(t *testing.T) {
 	}
 	if f := ev.Overall.FPR(); f > 0.06 {
 		t.Errorf("leave-one-source-out FPR %.3f > 0.06", f)
+	}
+	labels := make([]int, len(examples))
+	use := make([]bool, len(examples))
+	for i, ex := range examples {
+		labels[i] = ex.Label
+		use[i] = !LogicViolating(ex)
+	}
+	ranked := Evaluate(examples, probs, ChooseThreshold(probs, labels, use, 0.02)).Overall
+	t.Logf("ranked on their own: recall %.3f at FPR %.3f", ranked.Recall(), ranked.FPR())
+	if r := ranked.Recall(); r < 0.70 {
+		t.Errorf("leave-one-source-out recall at its own FPR 0.02: %.3f < 0.70", r)
 	}
 }

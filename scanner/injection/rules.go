@@ -61,6 +61,9 @@ var families = [numFamilies]struct {
 //	a|b|c   one word out of several; a trailing ~ makes a word a prefix
 //	slot?   the slot may be absent
 //	*N      up to N arbitrary words
+//	!a|b    the next word is none of these (or the text ends): a word
+//	        a rule ends on is often a credential or an exfiltration only
+//	        outside an idiom ("the secret of long life", "key points")
 //
 // The first slot must be a plain word list: it is the trigger looked up for
 // every word of the text.
@@ -77,11 +80,16 @@ var ruleSource = []struct {
 	{famOverride, "ignore|disregard|forget|ignoring|disregarding the|that|what above|preceding|foregoing|said"},
 	{famOverride, "ignora|ignore|ignorez|ignorer|ignoriere|ignorieren|ignorar|ignoren|olvida|olvide|vergiss|oublie|oubliez|dimentica|dimenticate|negeer|vergeet *4 instrucciones|instruções|instrucoes|instructions|anweisungen|instruktionen|istruzioni|instructies|indicaciones|reglas|regeln|règles|regole|consignes|orientações|orientacoes"},
 	{famOverride, "forget everything|all *3 you|i was|were|have|said|told|know~|learn~"},
+	// Told to drop the user's own question: the hijacker's opening, in a
+	// document or a tool's result ("ignore the question and reply with").
+	// Not "the message": "please ignore this message if you have paid" is
+	// an e-mail's own courtesy.
+	{famOverride, "ignore|disregard|forget|ignoring|disregarding the|this|that|your|any|all user|users? s? question|questions|query|queries|request|requests|task|prompt"},
 	{famOverride, "игнорируй|игнорируйте|игнорировать|проигнорируй|проигнорируйте|забудь|забудьте|ігноруй|ігноруйте|забудьте|zignoruj|ignoruj|zapomnij|abaikan|lupakan|αγνοήστε|αγνόησε|ξεχάστε|ξέχασε|تجاهل|انس *3 инструкци~|указани~|правил~|інструкці~|вказівк~|instrukcj~|polecen~|zasad~|instruksi|perintah|aturan|οδηγί~|εντολ~|κανόν~|التعليمات|تعليمات~|الأوامر|القواعد"},
 	{famOverride, "önceki|tüm|yukarıdaki|이전|앞의|위의|모든|पिछले|पूर्व|सभी talimat~|komut~|kural~|지시~|명령~|지침~|규칙~|निर्देश~|नियम~ *2 yok|görmezden|unut~|무시~|잊어~|अनदेखी|अनदेखा|नजरअंदाज~|भूल~"},
 	{famOverride, "bỏ qua *3 hướng|chỉ|lệnh|quy"},
 	{famOverride, "do|don|dont not? t? follow|obey|heed *3 instruction~|rule~|guideline~|directive~|prompt~"},
-	{famOverride, "new|updated|revised|real|actual|additional|secret|hidden|important instruction~|directive~|task"},
+	{famOverride, "new|updated|revised|real|actual|secret|hidden|important instruction~|directive~|task"},
 	{famOverride, "stop|cease *2 following|obeying *3 instruction~|rule~|guideline~"},
 	{famJailbreak, "dan|stan|dude|aim|mongo|evil|anti|chaos|developer|dev|god|jailbreak|jailbroken|unrestricted|unfiltered|unlocked|opposite mode"},
 	{famJailbreak, "do anything now"},
@@ -91,7 +99,11 @@ var ruleSource = []struct {
 	{famJailbreak, "stay|remain|staying|break|breaking in|out? of? character"},
 	{famJailbreak, "classic|normal|standard|filtered|locked *2 and|response~ *3 jailbreak~|developer|dan|unfiltered|unlocked"},
 	{famJailbreak, "two|2|both responses|answers|paragraphs|ways|outputs"},
-	{famUnrestricted, "no|without|free|not|any|zero of|from|bound|any? by? any|all? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
+	// "Any" and "not" alone ask about limits as often as they drop them:
+	// "are there any restrictions on carry-on luggage?", "filter out any
+	// rows", "including but not limited to".
+	{famUnrestricted, "no|without|free|zero of|from|bound|any? by? any|all? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
+	{famUnrestricted, "not|never|isn|aren|isnt|arent t? bound|restricted|constrained|confined|governed by any|the|your? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
 	{famUnrestricted, "uncensored|amoral|unethical|unfiltered|unrestricted|unbounded|immoral|unhinged|unlimited"},
 	{famUnrestricted, "safety|content|security|ethical|moderation module~|filter~|check~|guardrail~|restriction~|polic~|system~ *2 disabled|off|removed|deactivated|lifted|suspended|bypassed"},
 	{famUnrestricted, "disable|deactivate|remove|bypass|skip|lift *3 filter~|safety|guardrail~|restriction~|moderation|censorship"},
@@ -118,7 +130,14 @@ var ruleSource = []struct {
 	{famSecret, "password|passwords|passcode|passcodes|passphrase|passkey|pin|credential|credentials|secret|secrets|api|access|private *2 key~|token~|code|word|phrase"},
 	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|credentials|contraseña|contrasena|passwort|kennwort|senha|wachtwoord|haslo|hasło|пароль|пароля|密码|密碼|パスワード|비밀번호|비밀번호는|암호|şifre|şifreyi|parola|parolayı|κωδικός|κωδικό|पासवर्ड|sandi"},
 	{famSecretWord, "mot|mots de passe"},
-	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 password~|passcode~|passphrase~|secret|credential~|pin|key"},
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 password~|passcode~|passphrase~|credential~|pin"},
+	// "Share the secret of long life", "what is the secret to success",
+	// "tell me about the secret garden" ask for no credential.
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 secret|secrets !of|to|behind|for|in|about|ingredient~|recipe~|sauce|life|lives|garden~|societ~|agent~|weapon~|mission~|service~|santa|admirer~|identity|identities|passage~|room~|door~|tunnel~|world~|base~|lair~|histor~|stash~|talent~|wish~|dream~|crush~|love~|affair~|meeting~|plan~|project~|island~|cave~|map~|treasure~"},
+	// "Key" alone is a credential only when something names it one ("the
+	// encryption key", "the key to the vault"); "what key features", "share
+	// your key message" use it as an adjective.
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 encryption|decryption|master|license|licence|signing|ssh|gpg|pgp|product|activation|admin|root key~"},
 	{famOutput, "your|the reply|response|answer|output|summary|responses|replies|answers *2 must|should|needs|has|shall|will|to|has *2 include|contain|begin|start|end|mention|be|incorporate|feature|have"},
 	{famOutput, "add|include|insert|append|prepend|incorporate|embed|inject|integrate|blend|render|attach|merge|weave|introduce|feature|featuring|enrich|enriching|enhance|extend|augment|ensure|use|utilize *6 in|into|to|within|inside|throughout|at|as your|the beginning|end|part|reply|response|answer|output|code|replies|responses|answers|solution|codebase|implementation|program|script|message"},
 	{famOutput, "following|subsequent|this|given|provided code|snippet|block|function|line|lines *4 in|into|within|to|inside your|the implementation|code|solution|answer|response|program|script|reply"},
@@ -134,8 +153,14 @@ var ruleSource = []struct {
 	{famSystemMode, "i am|m|im your|the|an|a? developer|developers|administrator|admin|creator|owner|programmer|operator|sysadmin|engineer|maker|supervisor"},
 	{famSystemMode, "this is your|the developer|developers|administrator|admin|creator|owner|operator|system"},
 	{famSystemMode, "authorized|authorised|authorization|clearance|privileged|elevated|override *2 access|user|personnel|level|code|request"},
-	{famExfiltration, "send|forward|email|post|upload|transmit|exfiltrate|mail|submit|share|leak|copy *6 to|at http|https|www|com|email|address"},
-	{famExfiltration, "send|forward|email|upload|transmit|exfiltrate|leak *4 all|every|the|their|user|users|employee|employees *3 email~|data|file~|contact~|credential~|password~|information|detail~|record~|message~|cookie~|histor~|key~|token~"},
+	// The destination names where the data goes ("to", "at", a URL): the
+	// words "email address" or an address's ".com" are the subject of everyday code tasks
+	// ("check whether the input is a valid email address").
+	{famExfiltration, "send|forward|email|post|upload|transmit|exfiltrate|mail|submit|share|leak|copy *6 to|at http|https|www"},
+	// "Email" is the noun as often as the verb ("a valid email address
+	// using the validate-email filter"): sending by e-mail is caught by its
+	// destination above.
+	{famExfiltration, "send|forward|upload|transmit|exfiltrate|leak *4 all|every|the|their|user|users|employee|employees *3 email~|data|file~|contact~|credential~|password~|information|detail~|record~|message~|cookie~|histor~|key~|token~"},
 	{famExfiltration, "requests|curl|wget|urllib|fetch post|get|urlopen"},
 	{famExfiltration, "os environ|system|popen|remove|walk|listdir"},
 	{famExfiltration, "subprocess|keylogger|pynput|keyboard|mouse|socket|smtplib|yagmail|paramiko|ctypes|win32api|psutil|scapy|pyautogui|pyperclip|cryptography|fernet"},
@@ -149,6 +174,9 @@ type slot struct {
 	prefix   []bool
 	optional bool
 	gap      int // > 0: matches up to gap arbitrary words
+	// not: the slot consumes nothing and fails where the next word is one
+	// of words.
+	not bool
 }
 
 // rule is a compiled pattern.
@@ -228,6 +256,10 @@ func compileRules() (*ruleSet, error) {
 				r.slots = append(r.slots, sl)
 				continue
 			}
+			if strings.HasPrefix(item, "!") {
+				sl.not = true
+				item = item[1:]
+			}
 			if strings.HasSuffix(item, "?") {
 				sl.optional = true
 				item = strings.TrimSuffix(item, "?")
@@ -244,7 +276,7 @@ func compileRules() (*ruleSet, error) {
 			r.slots = append(r.slots, sl)
 		}
 		first := r.slots[0]
-		if first.gap > 0 || first.optional || len(r.slots) < 1 {
+		if first.gap > 0 || first.optional || first.not || len(r.slots) < 1 {
 			return nil, fmt.Errorf("injection: rule %d: the first slot must be a word list", i)
 		}
 		for k, w := range first.words {
@@ -297,6 +329,12 @@ func (r *rule) matchAt(s string, toks []token, si, ti int) int {
 		return ti
 	}
 	sl := &r.slots[si]
+	if sl.not {
+		if ti < len(toks) && sl.accepts(s[toks[ti].start:toks[ti].end]) {
+			return -1
+		}
+		return r.matchAt(s, toks, si+1, ti)
+	}
 	if sl.gap > 0 {
 		for g := 0; g <= sl.gap && ti+g <= len(toks); g++ {
 			if end := r.matchAt(s, toks, si+1, ti+g); end >= 0 {

@@ -55,6 +55,13 @@ func (s *Store) TryLock(ctx context.Context, name string) (release func(), ok bo
 			s.locksMu.Lock()
 			delete(s.locks, conn)
 			s.locksMu.Unlock()
+			// The server frees a closed session's locks only when its
+			// backend has exited, after Close returns: unlocking first
+			// makes the lock free for the next taker once release
+			// returns. Should that fail, closing still frees it, later.
+			uctx, ucancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer ucancel()
+			_, _ = conn.Exec(uctx, `SELECT pg_advisory_unlock(`+lockKey+`)`, name)
 			closeConn()
 		})
 	}

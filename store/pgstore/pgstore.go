@@ -81,8 +81,9 @@ type Options struct {
 }
 
 // DefaultBatchSize is the most records one transaction writes: larger than
-// the bbolt store's, because each PostgreSQL transaction costs round trips
-// (lock, savepoint, COPY, commit) that only large batches amortize.
+// the bbolt store's, because each PostgreSQL transaction costs a round
+// trip, a turn on the writers' lock and a WAL flush that large batches
+// amortize.
 const DefaultBatchSize = 2048
 
 // Store is an open PostgreSQL record store, safe for concurrent use.
@@ -103,8 +104,13 @@ type Store struct {
 	sweeperDone chan struct{}
 
 	// locks are the connections holding TryLock's locks, by their release.
-	locksMu   sync.Mutex
-	locks     map[*pgx.Conn]func()
+	locksMu sync.Mutex
+	locks   map[*pgx.Conn]func()
+	// copyBuf is the writer's COPY data, reused from batch to batch.
+	copyBuf []byte
+	// knownSets are scanner settings known to be stored; see unknownSets.
+	setsMu    sync.Mutex
+	knownSets map[string]bool
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -161,6 +167,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		obs:         opts.Observer,
 		cursors:     cursors,
 		sweeperDone: make(chan struct{}),
+		knownSets:   map[string]bool{},
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()

@@ -1,12 +1,17 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/promptwall/promptwall/store"
 )
@@ -95,34 +100,57 @@ const insertScannerSets = `
 INSERT INTO promptwall_scanner_sets (ref, settings)
 SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (ref) DO NOTHING`
 
-func (s *Store) writeBatch(batch []*row) error {
+// columns is a batch as column arrays, a record written twice in it once.
+type columns struct {
+	ids, orgs, users, outcomes, projects, providers, endpoints, inputs, refs []string
+	ms                                                                       []int64
+	preserve                                                                 []bool
+	bodies                                                                   [][]byte
+	// setRefs and sets are the distinct scanner settings of the batch.
+	setRefs, sets []string
+}
+
+func columnsOf(batch []*row) *columns {
 	// One statement cannot update a row twice: a record written twice in
 	// one batch keeps the place of its first write (as a replacement keeps
 	// the place of the record it replaces) and the content of its last.
 	n := len(batch)
-	ids, orgs, users, outcomes := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
-	projects, providers, endpoints, inputs := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
-	ms, preserve, bodies, refs := make([]int64, 0, n), make([]bool, 0, n), make([][]byte, 0, n), make([]string, 0, n)
-	setRefs, sets := []string{}, []string{}
+	c := &columns{
+		ids: make([]string, 0, n), orgs: make([]string, 0, n), users: make([]string, 0, n), outcomes: make([]string, 0, n),
+		projects: make([]string, 0, n), providers: make([]string, 0, n), endpoints: make([]string, 0, n),
+		inputs: make([]string, 0, n), refs: make([]string, 0, n),
+		ms: make([]int64, 0, n), preserve: make([]bool, 0, n), bodies: make([][]byte, 0, n),
+	}
 	seenSet := map[string]bool{}
 	at := make(map[string]int, n)
 	for _, r := range batch {
 		if i, ok := at[r.id]; ok {
-			orgs[i], users[i], outcomes[i], projects[i] = r.org, r.user, r.outcome, r.project
-			providers[i], endpoints[i], inputs[i], ms[i] = r.provider, r.endpoint, r.input, r.ms
-			preserve[i], bodies[i], refs[i] = r.preserve, r.body, r.scannersRef
+			c.orgs[i], c.users[i], c.outcomes[i], c.projects[i] = r.org, r.user, r.outcome, r.project
+			c.providers[i], c.endpoints[i], c.inputs[i], c.ms[i] = r.provider, r.endpoint, r.input, r.ms
+			c.preserve[i], c.bodies[i], c.refs[i] = r.preserve, r.body, r.scannersRef
 		} else {
-			at[r.id] = len(ids)
-			ids, orgs, users, outcomes = append(ids, r.id), append(orgs, r.org), append(users, r.user), append(outcomes, r.outcome)
-			projects, providers, endpoints = append(projects, r.project), append(providers, r.provider), append(endpoints, r.endpoint)
-			inputs, ms, preserve = append(inputs, r.input), append(ms, r.ms), append(preserve, r.preserve)
-			bodies, refs = append(bodies, r.body), append(refs, r.scannersRef)
+			at[r.id] = len(c.ids)
+			c.ids, c.orgs, c.users, c.outcomes = append(c.ids, r.id), append(c.orgs, r.org), append(c.users, r.user), append(c.outcomes, r.outcome)
+			c.projects, c.providers, c.endpoints = append(c.projects, r.project), append(c.providers, r.provider), append(c.endpoints, r.endpoint)
+			c.inputs, c.ms, c.preserve = append(c.inputs, r.input), append(c.ms, r.ms), append(c.preserve, r.preserve)
+			c.bodies, c.refs = append(c.bodies, r.body), append(c.refs, r.scannersRef)
 		}
 		if r.scannersRef != "" && !seenSet[r.scannersRef] {
 			seenSet[r.scannersRef] = true
-			setRefs, sets = append(setRefs, r.scannersRef), append(sets, r.scanners)
+			c.setRefs, c.sets = append(c.setRefs, r.scannersRef), append(c.sets, r.scanners)
 		}
 	}
+	return c
+}
+
+// writeBatch commits a batch in one transaction, in one round trip when it
+// can: in sync mode every request waits for its batch's commit, so each
+// round trip is latency it pays, and on a loaded machine each is also two
+// context switches more. Writers of every instance take turns on an
+// advisory lock held until the commit, so seq order is commit order (a
+// record never appears behind a cursor already handed out).
+func (s *Store) writeBatch(batch []*row) error {
+	c := columnsOf(batch)
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	conn, err := s.pool.Acquire(ctx)
@@ -139,57 +167,157 @@ func (s *Store) writeBatch(batch []*row) error {
 			_, _ = conn.Exec(rctx, `ROLLBACK`)
 		}
 	}()
-	// One round trip opens the transaction, takes the lock, stores the
-	// scanner sets and finds whether any record of the batch replaces a
-	// stored one: every round trip counts when batches are small (sync
-	// mode commits as soon as records arrive). Writers of every instance
-	// take turns on the lock, so seq order is commit order (a record never
-	// appears behind a cursor already handed out), and what the check
-	// finds cannot change before this transaction ends.
-	pre := &pgx.Batch{}
-	pre.Queue(`BEGIN`)
+	if !s.opts.noCopy {
+		err = s.copyBatch(ctx, conn, c)
+		if err == nil {
+			done = true
+			s.setsStored(c.setRefs)
+			return nil
+		}
+		// COPY cannot update: a batch that replaces a stored record fails
+		// on the id's unique index, and goes in with the upsert instead.
+		// Replacements are rare, so trying COPY first costs less than
+		// looking every id up before each batch.
+		if !uniqueViolation(err, idConstraint) {
+			return err
+		}
+		if _, err := conn.Exec(ctx, `ROLLBACK`); err != nil {
+			return err
+		}
+	}
+	// The whole transaction is one pipeline: an error skips the rest of
+	// it, COMMIT included.
+	b := &pgx.Batch{}
+	s.queueBegin(b)
+	if len(c.setRefs) > 0 {
+		b.Queue(insertScannerSets, c.setRefs, c.sets)
+	}
+	b.Queue(insertRecords, c.ids, c.orgs, c.users, c.outcomes, c.projects, c.providers, c.endpoints, c.ms, c.preserve, c.inputs, c.bodies, c.refs)
+	b.Queue(`COMMIT`)
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	done = true
+	s.setsStored(c.setRefs)
+	return nil
+}
+
+// idConstraint is the unique index on promptwall_prompts.id.
+const idConstraint = "promptwall_prompts_id_key"
+
+// queueBegin queues what opens every batch's transaction.
+func (s *Store) queueBegin(b *pgx.Batch) {
+	b.Queue(`BEGIN`)
 	if s.q.Durable() {
 		// Sync mode acknowledges a record once its commit is on the
 		// server's disk: whatever the server's or the database's default,
 		// this commit waits for its WAL flush.
-		pre.Queue(`SET LOCAL synchronous_commit = on`)
+		b.Queue(`SET LOCAL synchronous_commit = on`)
 	}
-	pre.Queue(`SELECT pg_advisory_xact_lock($1)`, lockWriter)
-	if len(setRefs) > 0 {
-		pre.Queue(insertScannerSets, setRefs, sets)
-	}
-	var replaces bool
-	pre.Queue(`SELECT EXISTS (SELECT 1 FROM promptwall_prompts WHERE id = ANY($1))`, ids).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&replaces)
-	})
-	if err := conn.SendBatch(ctx, pre).Close(); err != nil {
-		return err
-	}
-	// COPY is the fastest way in for many rows, but cannot update: a batch
-	// that replaces a record goes in with the multi-row upsert, as does a
-	// small one: COPY waits for the server's go-ahead before sending rows,
-	// a round trip more than the INSERT, which a few rows' savings do not
-	// repay.
-	if replaces || s.opts.noCopy || len(ids) < copyMin {
-		_, err = conn.Exec(ctx, insertRecords, ids, orgs, users, outcomes, projects, providers, endpoints, ms, preserve, inputs, bodies, refs)
-	} else {
-		_, err = conn.CopyFrom(ctx, pgx.Identifier{"promptwall_prompts"}, recordColumns, pgx.CopyFromSlice(len(ids), func(i int) ([]any, error) {
-			return []any{ids[i], orgs[i], users[i], outcomes[i], projects[i], providers[i], endpoints[i], ms[i], preserve[i], inputs[i], bodies[i], refs[i]}, nil
-		}))
-	}
-	if err != nil {
-		return err
-	}
-	if _, err := conn.Exec(ctx, `COMMIT`); err != nil {
-		return err
-	}
-	done = true
-	return nil
+	b.Queue(`SELECT pg_advisory_xact_lock($1)`, lockWriter)
 }
 
-// copyMin is the smallest batch written with COPY.
-const copyMin = 128
+// copyBatch writes c with COPY inside one simple-protocol query that also
+// opens the transaction, takes the lock and commits: the rows follow the
+// query without waiting for the server's go-ahead, so the whole
+// transaction is one round trip. Scanner settings this store has not yet
+// seen stored go first, with the parameters COPY cannot take, in a
+// pipeline of their own (a round trip more, once per new settings).
+func (s *Store) copyBatch(ctx context.Context, conn *pgxpool.Conn, c *columns) error {
+	var sql strings.Builder
+	if unknown := s.unknownSets(c); len(unknown.setRefs) > 0 {
+		b := &pgx.Batch{}
+		s.queueBegin(b)
+		b.Queue(insertScannerSets, unknown.setRefs, unknown.sets)
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+	} else {
+		sql.WriteString("BEGIN; ")
+		if s.q.Durable() {
+			sql.WriteString("SET LOCAL synchronous_commit = on; ")
+		}
+		fmt.Fprintf(&sql, "SELECT pg_advisory_xact_lock(%d); ", lockWriter)
+	}
+	sql.WriteString(copyRecords)
+	sql.WriteString("; COMMIT")
+	s.copyBuf = appendCopyData(s.copyBuf[:0], c)
+	_, err := conn.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(s.copyBuf), sql.String())
+	if err != nil {
+		// On some errors CopyFrom returns before its sending goroutine
+		// has stopped reading the buffer: the next batch gets a new one.
+		s.copyBuf = nil
+	}
+	return err
+}
 
-// recordColumns are the columns COPY fills, in insertRecords' order.
-var recordColumns = []string{"id", "org_id", "user_id", "outcome", "project_id", "provider_id", "endpoint_id",
-	"received_ms", "preserve", "input", "body", "scanners_ref"}
+// copyRecords fills recordColumns from binary COPY data.
+const copyRecords = `COPY promptwall_prompts (id, org_id, user_id, outcome, project_id, provider_id, endpoint_id,
+	received_ms, preserve, input, body, scanners_ref) FROM STDIN (FORMAT binary)`
+
+// appendCopyData appends c's records in COPY's binary format: the values
+// are already bytes (text, the JSON body) or fixed-width integers, so this
+// is a copy, without a type lookup per value.
+func appendCopyData(b []byte, c *columns) []byte {
+	b = append(b, "PGCOPY\n\377\r\n\000"...)
+	b = binary.BigEndian.AppendUint32(b, 0) // flags
+	b = binary.BigEndian.AppendUint32(b, 0) // header extension length
+	text := func(b []byte, v string) []byte {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+		return append(b, v...)
+	}
+	for i := range c.ids {
+		b = binary.BigEndian.AppendUint16(b, 12)
+		b = text(b, c.ids[i])
+		b = text(b, c.orgs[i])
+		b = text(b, c.users[i])
+		b = text(b, c.outcomes[i])
+		b = text(b, c.projects[i])
+		b = text(b, c.providers[i])
+		b = text(b, c.endpoints[i])
+		b = binary.BigEndian.AppendUint32(b, 8)
+		b = binary.BigEndian.AppendUint64(b, uint64(c.ms[i]))
+		b = binary.BigEndian.AppendUint32(b, 1)
+		if c.preserve[i] {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+		b = text(b, c.inputs[i])
+		b = binary.BigEndian.AppendUint32(b, uint32(len(c.bodies[i])))
+		b = append(b, c.bodies[i]...)
+		b = text(b, c.refs[i])
+	}
+	return binary.BigEndian.AppendUint16(b, 0xffff) // end of data
+}
+
+// maxKnownSets bounds the scanner settings remembered as stored: a gateway
+// has a handful (one per scanner configuration), so the bound is only
+// reached if something generates them, and forgetting costs a round trip.
+const maxKnownSets = 1024
+
+// unknownSets returns the scanner settings of c not known to be stored.
+// Settings are never deleted, so once one is committed it stays.
+func (s *Store) unknownSets(c *columns) *columns {
+	s.setsMu.Lock()
+	defer s.setsMu.Unlock()
+	out := &columns{}
+	for i, ref := range c.setRefs {
+		if !s.knownSets[ref] {
+			out.setRefs, out.sets = append(out.setRefs, ref), append(out.sets, c.sets[i])
+		}
+	}
+	return out
+}
+
+// setsStored remembers committed scanner settings.
+func (s *Store) setsStored(refs []string) {
+	s.setsMu.Lock()
+	defer s.setsMu.Unlock()
+	for _, ref := range refs {
+		if len(s.knownSets) >= maxKnownSets {
+			clear(s.knownSets)
+		}
+		s.knownSets[ref] = true
+	}
+}

@@ -70,11 +70,11 @@ func (o *batchObserver) Committed(n int, _ time.Duration, err error) {
 // record, in commit order.
 func TestCopyBatches(t *testing.T) {
 	obs := &batchObserver{}
-	// Full batches of copyMin records commit at once, whatever BatchWait.
-	s := openTest(t, Options{Durability: store.DurabilityBatched, BatchSize: copyMin, BatchWait: time.Hour, Observer: obs})
+	// Full batches of testBatch records commit at once, whatever BatchWait.
+	s := openTest(t, Options{Durability: store.DurabilityBatched, BatchSize: testBatch, BatchWait: time.Hour, Observer: obs})
 	ctx := context.Background()
 	var want []string
-	for i := range 3 * copyMin {
+	for i := range 3 * testBatch {
 		p := &store.Prompt{OrgID: "o", Input: fmt.Sprint("record ", i)}
 		if err := s.Put(ctx, p); err != nil {
 			t.Fatal(err)
@@ -87,11 +87,50 @@ func TestCopyBatches(t *testing.T) {
 	obs.mu.Lock()
 	largest := obs.max
 	obs.mu.Unlock()
-	if largest < copyMin {
-		t.Fatalf("largest batch %d: no batch reached COPY's %d records", largest, copyMin)
+	if largest < testBatch {
+		t.Fatalf("largest batch %d: no batch reached COPY's %d records", largest, testBatch)
 	}
 	pages, _ := storetest.Walk(t, s, store.Query{OrgID: "o", Limit: store.MaxLimit, Ascending: true})
 	if got := slices.Concat(pages...); !slices.Equal(got, want) {
 		t.Fatalf("listed %d records, want the %d written in order", len(got), len(want))
+	}
+}
+
+// testBatch is the batch size of TestCopyBatches: several batches, each
+// more than a few rows.
+const testBatch = 128
+
+// TestScannerSetsAcrossBatches: each batch takes one of the writer's paths
+// (settings new to the store, settings it has stored, a replacement that
+// falls back to the upsert with new settings, no settings), and every
+// record reads back with the settings it was written with.
+func TestScannerSetsAcrossBatches(t *testing.T) {
+	s := openTest(t, Options{BatchWait: time.Millisecond})
+	ctx := context.Background()
+	const setA, setB = `[{"id":"pii","mode":"flag"}]`, `[{"id":"secrets","mode":"block"}]`
+	firstID := store.NewID()
+	for _, step := range []struct {
+		name string
+		p    store.Prompt
+	}{
+		{"new settings", store.Prompt{ID: firstID, OrgID: "o", Input: "first", Scanners: setA}},
+		{"stored settings", store.Prompt{OrgID: "o", Input: "second", Scanners: setA}},
+		{"replacement with new settings", store.Prompt{ID: firstID, OrgID: "o", Input: "first replaced", Scanners: setB}},
+		{"no settings", store.Prompt{OrgID: "o", Input: "third"}},
+	} {
+		p := step.p
+		if err := s.Put(ctx, &p); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if err := s.Sync(ctx); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		got, err := s.GetPrompt(p.ID)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got.Input != p.Input || got.Scanners != p.Scanners {
+			t.Fatalf("%s: read back input %q scanners %q, want %q %q", step.name, got.Input, got.Scanners, p.Input, p.Scanners)
+		}
 	}
 }

@@ -4,7 +4,7 @@
 // grouped, stratified k-fold cross-validation and choosing the threshold on
 // the cross-validated predictions.
 //
-//	go run ./internal/train/injection [-data path] [-out path] [-folds 5] [-max-fpr 0.02]
+//	go run ./internal/train/injection [-data path] [-out path] [-folds 5] [-max-fpr 0.01]
 //
 // PurpleLlama's logic-violating inputs are left out of training and out of
 // the headline recall: they break a rule of an application's system prompt
@@ -35,7 +35,7 @@ func main() {
 	data := flag.String("data", defPath, "labelled injection data (JSON Lines)")
 	out := flag.String("out", "scanner/injection/model.bin", "where to write the model")
 	folds := flag.Int("folds", 5, "cross-validation folds")
-	maxFPR := flag.Float64("max-fpr", 0.02, "largest CV false-positive rate the threshold may give (the quality gate allows 0.03)")
+	maxFPR := flag.Float64("max-fpr", 0.01, "largest CV false-positive rate the threshold may give")
 	window := flag.Int("window", 0, "scoring window in bytes (0: default)")
 	lambda := flag.Float64("lambda", 0, "L2 penalty (0: default)")
 	epochs := flag.Int("epochs", 0, "SGD epochs (0: default)")
