@@ -220,6 +220,9 @@ type apiError struct {
 	challenge string
 	// retryAfter is the Retry-After value of a 503, in seconds.
 	retryAfter string
+	// promptID is the record kept for a failed POST /prompts, so the
+	// caller can look it up.
+	promptID string
 }
 
 func badParam(param, format string, args ...any) *apiError {
@@ -246,9 +249,10 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Param   string `json:"param,omitempty"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+	Param    string `json:"param,omitempty"`
+	PromptID string `json:"promptId,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
@@ -258,7 +262,7 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	if e.retryAfter != "" {
 		w.Header().Set("Retry-After", e.retryAfter)
 	}
-	writeJSON(w, e.status, errorBody{Error: errorDetail{Code: e.code, Message: e.message, Param: e.param}})
+	writeJSON(w, e.status, errorBody{Error: errorDetail{Code: e.code, Message: e.message, Param: e.param, PromptID: e.promptID}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/promptwall/promptwall/store"
+	"github.com/promptwall/promptwall/store/storetest"
 )
 
 const (
@@ -264,18 +265,10 @@ func scanIDs(l ScanList) []string {
 	return out
 }
 
-func promptIDs(ps []*store.Prompt) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.ID
-	}
-	return out
-}
-
 func TestListScans(t *testing.T) {
 	f := newFixture(t)
-	aliceAll := append(promptIDs(f.alice), f.chain[0].ID, f.chain[2].ID)
-	orgAll := slices.Concat(promptIDs(f.alice), promptIDs(f.bob), promptIDs(f.chain))
+	aliceAll := append(storetest.IDs(f.alice), f.chain[0].ID, f.chain[2].ID)
+	orgAll := slices.Concat(storetest.IDs(f.alice), storetest.IDs(f.bob), storetest.IDs(f.chain))
 	rev := func(v []string) []string { v = slices.Clone(v); slices.Reverse(v); return v }
 	pick := func(ps []*store.Prompt, keep func(*store.Prompt) bool) []string {
 		var out []string
@@ -297,17 +290,17 @@ func TestListScans(t *testing.T) {
 		{"ascending", "ascending=true&limit=4", tokAlice, 4, aliceAll},
 		{"admin whole org", "onlyUser=false&limit=100", tokBob, 100, rev(orgAll)},
 		{"owner whole org small pages", "onlyUser=false&limit=3&ascending=true", tokOwner, 3, orgAll},
-		{"admin own only by default", "limit=100", tokBob, 100, rev(append(promptIDs(f.bob), f.chain[1].ID))},
+		{"admin own only by default", "limit=100", tokBob, 100, rev(append(storetest.IDs(f.bob), f.chain[1].ID))},
 		{"outcomes", "outcomes=blocked&outcomes=flagged&limit=5", tokAlice, 5,
 			rev(append(pick(f.alice, func(p *store.Prompt) bool { return p.Result.Outcome != "passed" }), f.chain[2].ID))},
 		{"projectId", "projectId=p2&limit=5", tokAlice, 5, rev(pick(f.alice, func(p *store.Prompt) bool { return p.ProjectID == "p2" }))},
-		{"endpoint and provider", "endpointId=e1&providerId=openai&limit=50", tokAlice, 50, rev(promptIDs(f.alice))},
+		{"endpoint and provider", "endpointId=e1&providerId=openai&limit=50", tokAlice, 50, rev(storetest.IDs(f.alice))},
 		{"search", "search=QUESTION%202&limit=50", tokAlice, 50,
 			rev(pick(f.alice, func(p *store.Prompt) bool { return strings.Contains(p.Input, "question 2") }))},
 		{"after and before", "after=2026-05-01T12:03:00Z&before=2026-05-01T12:07:00.000Z&limit=2", tokAlice, 2,
-			rev(promptIDs(f.alice[4:7]))},
+			rev(storetest.IDs(f.alice[4:7]))},
 		{"bootstrap sees org", "onlyUser=false&limit=100", tokBoot, 100, rev(orgAll)},
-		{"other org sees only its own", "onlyUser=false&limit=100", tokOther, 100, rev(promptIDs(f.other))},
+		{"other org sees only its own", "onlyUser=false&limit=100", tokOther, 100, rev(storetest.IDs(f.other))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/promptwall/promptwall/store"
+	"github.com/promptwall/promptwall/store/storetest"
 )
 
 const tokDisabled = "pw_disabled_0123456789abcdef0123456789abc"
@@ -420,7 +421,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 
 	// Nothing of org o1 leaks to o2's owner through any list.
-	o1IDs := append(promptIDs(f.alice), promptIDs(f.bob)...)
+	o1IDs := append(storetest.IDs(f.alice), storetest.IDs(f.bob)...)
 	// User ids "owner" and "blocked" are also role names and field names,
 	// so o1's users are recognised by their other ids and e-mails.
 	o1IDs = append(o1IDs, "alice", "bob", "o1", "carol@acme.example", store.RoleID("o1", store.RoleOwner), store.RoleID("o1", store.RoleMember))

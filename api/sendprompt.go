@@ -149,18 +149,6 @@ type SendPromptResponse struct {
 	Scanners string `json:"scanners"`
 }
 
-// promptErrorBody is the API error shape plus the id of the record kept
-// for the failed prompt, so the caller can look it up.
-type promptErrorBody struct {
-	Error promptErrorDetail `json:"error"`
-}
-
-type promptErrorDetail struct {
-	Code     string `json:"code"`
-	Message  string `json:"message"`
-	PromptID string `json:"promptId"`
-}
-
 // sendPrompt serves POST /backend/v1/prompts: it builds
 // the conversation (every earlier turn of the parentId chain, then the new
 // input), reserves the record, screens the input, waits for the provider's
@@ -473,7 +461,8 @@ func (h *Handler) finishPrompt(w http.ResponseWriter, r *http.Request, p Princip
 		}
 	}
 	if failure != nil {
-		writeJSON(w, failure.status, promptErrorBody{Error: promptErrorDetail{Code: failure.code, Message: failure.message, PromptID: rec.ID}})
+		failure.promptID = rec.ID
+		writeError(w, failure)
 		return nil
 	}
 	writeJSON(w, http.StatusOK, SendPromptResponse{ID: rec.ID, Result: result, Scanners: rec.Scanners})

@@ -104,11 +104,7 @@ func (h *Handler) getTemplate(w http.ResponseWriter, r *http.Request, p Principa
 		if !mayRead(p, pr) {
 			continue
 		}
-		root := pr.Memory
-		if root == "" {
-			root = pr.ID
-		}
-		out.Prompts = append(out.Prompts, promptOf(pr, root))
+		out.Prompts = append(out.Prompts, promptOf(pr, pr.ID))
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -282,32 +282,45 @@ func campaignRunOf(r *store.CampaignRun) CampaignRun {
 		out.Total = "0"
 	}
 	for _, ar := range r.AttackRuns {
-		a := AttackRun{
-			ID: ar.ID, ProviderID: ar.ProviderID, Progress: ar.Progress, Total: ar.Total, ErrorCount: ar.ErrorCount,
-			Attack: Attack{Pack: ar.Attack.Pack, Severity: ar.Attack.Severity, Technique: ar.Attack.Technique,
-				Vector: ar.Attack.Vector, Converters: nonNil(ar.Attack.Converters)},
-			Events:  make([]AttackEvent, 0, len(ar.Events)),
-			Results: make([]AttackResult, 0, len(ar.Results)),
-			Target:  ar.Target,
-		}
-		if a.Total == "" {
-			a.Total = "0"
-		}
-		for _, e := range ar.Events {
-			a.Events = append(a.Events, AttackEvent{CreatedAt: e.CreatedAt, Event: e.Event})
-		}
-		for _, res := range ar.Results {
-			conv := res.Conversation
-			if conv == nil {
-				conv = []store.ChatMessage{}
-			}
-			a.Results = append(a.Results, AttackResult{
-				Conversation: conv, ConversationSteps: res.ConversationSteps, Converter: res.Converter,
-				Error: res.Error, ErrorSummary: res.ErrorSummary, Fingerprint: res.Fingerprint,
-				Intent: res.Intent, IntentCategory: res.IntentCategory, Vulnerable: res.Vulnerable, Outcome: res.Outcome,
-			})
-		}
-		out.AttackRuns = append(out.AttackRuns, a)
+		out.AttackRuns = append(out.AttackRuns, attackRunOf(ar))
 	}
 	return out
+}
+
+// attackRunOf leaves out the campaign run's id, the attack run's index,
+// statistics and score, and each event's reason: the spec's AttackRun has
+// none of them.
+func attackRunOf(ar *store.AttackRun) AttackRun {
+	a := AttackRun{
+		ID: ar.ID, ProviderID: ar.ProviderID, Progress: ar.Progress, Total: ar.Total, ErrorCount: ar.ErrorCount,
+		Attack: Attack{Pack: ar.Attack.Pack, Severity: ar.Attack.Severity, Technique: ar.Attack.Technique,
+			Vector: ar.Attack.Vector, Converters: nonNil(ar.Attack.Converters)},
+		Events:  make([]AttackEvent, 0, len(ar.Events)),
+		Results: make([]AttackResult, 0, len(ar.Results)),
+		Target:  ar.Target,
+	}
+	if a.Total == "" {
+		a.Total = "0"
+	}
+	for _, e := range ar.Events {
+		a.Events = append(a.Events, AttackEvent{CreatedAt: e.CreatedAt, Event: e.Event})
+	}
+	for i := range ar.Results {
+		a.Results = append(a.Results, attackResultOf(&ar.Results[i]))
+	}
+	return a
+}
+
+// attackResultOf leaves out whether an endpoint blocked the attempt and the
+// judge's reason, which the spec's AttackResult does not carry.
+func attackResultOf(res *store.AttackResult) AttackResult {
+	conv := res.Conversation
+	if conv == nil {
+		conv = []store.ChatMessage{}
+	}
+	return AttackResult{
+		Conversation: conv, ConversationSteps: res.ConversationSteps, Converter: res.Converter,
+		Error: res.Error, ErrorSummary: res.ErrorSummary, Fingerprint: res.Fingerprint,
+		Intent: res.Intent, IntentCategory: res.IntentCategory, Vulnerable: res.Vulnerable, Outcome: res.Outcome,
+	}
 }

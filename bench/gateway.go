@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/promptwall/promptwall/internal/testsvc"
 	"github.com/promptwall/promptwall/scanner/defaults"
 )
 
@@ -29,7 +29,7 @@ type level struct {
 }
 
 // levels are the five configurations, from the bare upstream to request
-// and response screening, as the benchmark's issue defines them: L3 is the
+// and response screening: L3 is the
 // default scanner set on the request only, L4 adds answer screening. L4 is
 // the built-in default endpoint exactly as it ships (secrets also screen
 // answers); L3 spells the same four scanners out with their default
@@ -97,15 +97,6 @@ func (g *gateway) caddyfile(upstream string) string {
 	return b.String()
 }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // startGateway writes the level's Caddyfile and runs the binary on it.
 func startGateway(bin, tmp string, lvl level, upstream string) (*gateway, error) {
 	g := &gateway{lvl: lvl, dir: filepath.Join(tmp, lvl.Name), done: make(chan error, 1)}
@@ -113,10 +104,10 @@ func startGateway(bin, tmp string, lvl level, upstream string) (*gateway, error)
 		return nil, err
 	}
 	var err error
-	if g.port, err = freePort(); err != nil {
+	if g.port, err = testsvc.FreePort(); err != nil {
 		return nil, err
 	}
-	if g.adminPort, err = freePort(); err != nil {
+	if g.adminPort, err = testsvc.FreePort(); err != nil {
 		return nil, err
 	}
 	cfg := filepath.Join(g.dir, "Caddyfile")

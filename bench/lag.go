@@ -10,12 +10,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/promptwall/promptwall/bench/internal/gw"
 )
 
 // The streaming-lag measurement (go run ./bench -lag): what screening a
@@ -214,15 +214,9 @@ func runLag(o options) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := o.caddyBin
-	if bin == "" {
-		bin = filepath.Join(tmp, "caddy")
-		fmt.Fprintln(os.Stderr, "building ./cmd/caddy ...")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/caddy")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building the gateway: %w", err)
-		}
+	bin, err := gw.Build(o.caddyBin, tmp)
+	if err != nil {
+		return err
 	}
 	up, err := startLagUpstream(*lagChunks, *lagInterval)
 	if err != nil {

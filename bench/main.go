@@ -43,6 +43,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/promptwall/promptwall/bench/internal/gw"
 )
 
 type options struct {
@@ -173,15 +175,9 @@ func run(o options) error {
 		defer os.RemoveAll(tmp)
 	}
 
-	bin := o.caddyBin
-	if bin == "" {
-		bin = filepath.Join(tmp, "caddy")
-		fmt.Fprintln(os.Stderr, "building ./cmd/caddy ...")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/caddy")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building the gateway: %w", err)
-		}
+	bin, err := gw.Build(o.caddyBin, tmp)
+	if err != nil {
+		return err
 	}
 
 	mock, err := startMock(o.ChunkDelay)

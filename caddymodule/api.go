@@ -1,7 +1,6 @@
 package caddymodule
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
@@ -30,11 +29,11 @@ func (*APIHandler) CaddyModule() caddy.ModuleInfo {
 
 // Provision builds the API over the app's store.
 func (h *APIHandler) Provision(ctx caddy.Context) error {
-	appIface, err := ctx.App("promptwall")
+	app, err := loadApp(ctx)
 	if err != nil {
-		return fmt.Errorf("loading promptwall app: %w", err)
+		return err
 	}
-	h.backend, err = appIface.(*App).newAPI(ctx.Logger())
+	h.backend, err = app.newAPI(ctx.Logger())
 	return err
 }
 

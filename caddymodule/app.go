@@ -128,6 +128,16 @@ const BootstrapEnv = "PROMPTWALL_BOOTSTRAP_TOKEN"
 // unauthenticated gateway traffic is recorded under.
 const DefaultOrgName = "default"
 
+// loadApp returns the promptwall app of the config a handler is
+// provisioned in, loading it first if need be.
+func loadApp(ctx caddy.Context) (*App, error) {
+	app, err := ctx.App("promptwall")
+	if err != nil {
+		return nil, fmt.Errorf("loading promptwall app: %w", err)
+	}
+	return app.(*App), nil
+}
+
 // Provision opens (or shares) the store and compiles the endpoints.
 func (a *App) Provision(ctx caddy.Context) (err error) {
 	a.logger = ctx.Logger()

@@ -81,6 +81,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	// The options of one value, each given once.
+	scalars := map[string]any{
+		"bootstrap_token": &a.BootstrapToken, "open_timeout": &a.OpenTimeout, "retention": &a.Retention,
+		"enqueue_wait": &a.EnqueueWait, "queue_size": &a.QueueSize, "max_size": &a.MaxSize,
+		"verdict_cache_size": &a.VerdictCacheBytes,
+	}
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		key := d.Val()
@@ -90,6 +96,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			seen[key] = true
 		}
+		if target, ok := scalars[key]; ok {
+			if err := parseArgInto(d, target); err != nil {
+				return err
+			}
+			continue
+		}
 		switch key {
 		case "storage":
 			raw, err := parseStorage(d)
@@ -97,10 +109,6 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			a.StorageRaw = raw
-		case "bootstrap_token":
-			if !d.AllArgs(&a.BootstrapToken) {
-				return d.ArgErr()
-			}
 		case "durability":
 			if !d.AllArgs(&a.Durability) {
 				return d.ArgErr()
@@ -108,30 +116,6 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if a.Durability != "sync" && a.Durability != "batched" {
 				return d.Errf("durability %q: must be sync or batched", a.Durability)
 			}
-		case "open_timeout", "retention", "enqueue_wait":
-			dur, err := parseDurationArg(d)
-			if err != nil {
-				return err
-			}
-			*map[string]*caddy.Duration{"open_timeout": &a.OpenTimeout, "retention": &a.Retention, "enqueue_wait": &a.EnqueueWait}[key] = dur
-		case "queue_size":
-			n, err := parseIntArg(d)
-			if err != nil {
-				return err
-			}
-			a.QueueSize = n
-		case "max_size":
-			n, err := parseSizeArg(d)
-			if err != nil {
-				return err
-			}
-			a.MaxSize = n
-		case "verdict_cache_size":
-			n, err := parseSizeArg(d)
-			if err != nil {
-				return err
-			}
-			a.VerdictCacheBytes = n
 		case "scanner":
 			sc, err := parseScannerBlock(d)
 			if err != nil {
@@ -682,6 +666,56 @@ func parseAPIDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 		return nil, err
 	}
 	return m, nil
+}
+
+// parseEngineBlock reads the block of a storage or limits engine,
+// `<engine> { <option> <value> ... }`: no argument after the engine's
+// name, each option at most once, its value parsed by the type of its
+// target in opts (see parseArgInto). name is the block in errors
+// ("storage postgres").
+func parseEngineBlock(d *caddyfile.Dispenser, name string, opts map[string]any) error {
+	d.Next() // the engine name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	seen := map[string]bool{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		key := d.Val()
+		target, ok := opts[key]
+		if !ok {
+			return d.Errf("unknown %s sub-directive %q", name, key)
+		}
+		if seen[key] {
+			return d.Errf("duplicate %s sub-directive %q", name, key)
+		}
+		seen[key] = true
+		if err := parseArgInto(d, target); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseArgInto sets target from the line's one argument, by its type:
+// *string as is, *int an integer, *caddy.Duration a duration, *int64 a
+// size ("64MiB").
+func parseArgInto(d *caddyfile.Dispenser, target any) error {
+	var err error
+	switch t := target.(type) {
+	case *string:
+		if !d.AllArgs(t) {
+			return d.ArgErr()
+		}
+	case *int:
+		*t, err = parseIntArg(d)
+	case *caddy.Duration:
+		*t, err = parseDurationArg(d)
+	case *int64:
+		*t, err = parseSizeArg(d)
+	default:
+		panic(fmt.Sprintf("parseArgInto: no parser for %T", target))
+	}
+	return err
 }
 
 func parseIntArg(d *caddyfile.Dispenser) (int, error) {

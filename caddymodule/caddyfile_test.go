@@ -177,16 +177,9 @@ func TestUnmarshalGlobalOption(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := new(App)
-			err := a.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("want error containing %q, got %v", tc.wantErr, err)
-				}
+			a := unmarshalCase[App](t, tc.input, tc.wantErr)
+			if a == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			tc.check(t, a)
 		})
@@ -224,18 +217,11 @@ func TestUnmarshalHandler(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var h Handler
-			err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("want error containing %q, got %v", tc.wantErr, err)
-				}
+			h := unmarshalCase[Handler](t, tc.input, tc.wantErr)
+			if h == nil {
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(h, tc.want) {
+			if !reflect.DeepEqual(*h, tc.want) {
 				t.Errorf("got %+v, want %+v", h, tc.want)
 			}
 		})

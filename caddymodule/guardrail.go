@@ -72,11 +72,10 @@ func (*GuardrailHandler) CaddyModule() caddy.ModuleInfo {
 // Provision resolves the endpoint and the shape.
 func (g *GuardrailHandler) Provision(ctx caddy.Context) error {
 	g.logger = ctx.Logger()
-	appIface, err := ctx.App("promptwall")
-	if err != nil {
-		return fmt.Errorf("loading promptwall app: %w", err)
+	var err error
+	if g.app, err = loadApp(ctx); err != nil {
+		return err
 	}
-	g.app = appIface.(*App)
 	if g.Endpoint == "" {
 		g.Endpoint = DefaultEndpointName
 	}
@@ -125,80 +124,68 @@ func guardrailToken(r *http.Request) string {
 // ServeHTTP screens one caller's texts and answers in its shape.
 func (g *GuardrailHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	received := time.Now()
-	shape, who, ref := g.admit(w, r)
-	if ref != nil {
-		return g.refuse(w, ref.reason, ref.err)
+	shape, who, err := g.admit(w, r)
+	if err != nil {
+		return g.refuse(w, err)
 	}
-	check, ref := g.parse(w, r, shape)
-	if ref != nil {
-		return g.refuse(w, ref.reason, ref.err)
+	check, err := g.parse(w, r, shape)
+	if err != nil {
+		return g.refuse(w, err)
 	}
-	return g.answer(w, r, received, shape, who, check)
-}
-
-// guardRefusal is a check answered with an error in the guardrail API's
-// shape; reason labels the rejected-requests counter ("" counts nothing).
-type guardRefusal struct {
-	reason string
-	err    *guardrail.Error
+	return g.refuse(w, g.answer(w, r, received, shape, who, check))
 }
 
 // admit picks the API shape served at the path and checks the method, the
 // token and the content type.
-func (g *GuardrailHandler) admit(w http.ResponseWriter, r *http.Request) (guardrail.Shape, auth.Principal, *guardRefusal) {
+func (g *GuardrailHandler) admit(w http.ResponseWriter, r *http.Request) (guardrail.Shape, auth.Principal, error) {
 	shape := g.shape
 	if shape == nil {
 		if shape = guardrail.ForPath(r.URL.Path); shape == nil {
-			return nil, auth.Principal{}, &guardRefusal{"unsupported", &guardrail.Error{Status: http.StatusNotFound, Code: "not_found",
-				Message: "No guardrail API is served at this path: use /api/protect, /beta/litellm_basic_guardrail_api, /portkey/webhook or /guardrail/{id}/version/{version}/apply."}}
+			return nil, auth.Principal{}, &refusal{reason: "unsupported", status: http.StatusNotFound, code: "not_found",
+				message: "No guardrail API is served at this path: use /api/protect, /beta/litellm_basic_guardrail_api, /portkey/webhook or /guardrail/{id}/version/{version}/apply."}
 		}
 	}
 	if msg := reqhead.Check(r); msg != "" {
-		return nil, auth.Principal{}, &guardRefusal{"too_large", &guardrail.Error{Status: http.StatusRequestHeaderFieldsTooLarge, Code: reqhead.Code, Message: msg}}
+		return nil, auth.Principal{}, &refusal{reason: "too_large", status: http.StatusRequestHeaderFieldsTooLarge, code: reqhead.Code, message: msg}
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		return nil, auth.Principal{}, &guardRefusal{"unsupported", &guardrail.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "Guardrail checks are sent with POST."}}
+		return nil, auth.Principal{}, &refusal{reason: "unsupported", status: http.StatusMethodNotAllowed, code: "method_not_allowed", message: "Guardrail checks are sent with POST."}
 	}
 	who, err := g.app.auth.Authenticate(guardrailToken(r))
 	if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
 		g.logger.Error("checking a guardrail token", zap.Error(err))
 		if rf := g.app.storeRefusal(err, ""); rf.status == http.StatusServiceUnavailable {
-			w.Header().Set("Retry-After", rf.retryAfter)
-			return nil, auth.Principal{}, &guardRefusal{rf.reason, &guardrail.Error{Status: rf.status, Code: rf.code,
-				Message: "Promptwall cannot reach its store right now; retry shortly."}}
+			rf.message = "Promptwall cannot reach its store right now; retry shortly."
+			return nil, auth.Principal{}, rf
 		}
-		return nil, auth.Principal{}, &guardRefusal{"", &guardrail.Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "The token could not be checked."}}
+		return nil, auth.Principal{}, &refusal{status: http.StatusInternalServerError, code: "internal_error", message: "The token could not be checked."}
 	}
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", "Bearer")
-		return nil, auth.Principal{}, &guardRefusal{"unauthenticated", &guardrail.Error{Status: http.StatusUnauthorized, Code: "unauthorized",
-			Message: "A valid Promptwall token is required (Authorization: Bearer, APP-ID or api-key header)."}}
+		return nil, auth.Principal{}, &refusal{reason: "unauthenticated", status: http.StatusUnauthorized, code: "unauthorized",
+			message: "A valid Promptwall token is required (Authorization: Bearer, APP-ID or api-key header)."}
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		if err := checkContentType(ct); err != nil {
-			return nil, auth.Principal{}, &guardRefusal{"malformed", &guardrail.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Message: err.Error()}}
+			return nil, auth.Principal{}, &refusal{reason: "malformed", status: http.StatusUnsupportedMediaType, code: "unsupported_media_type", message: err.Error()}
 		}
 	}
 	return shape, who, nil
 }
 
 // parse reads the body (capped) and parses it as a check of the shape.
-func (g *GuardrailHandler) parse(w http.ResponseWriter, r *http.Request, shape guardrail.Shape) (*guardrail.Check, *guardRefusal) {
-	body, gerr := g.readBody(w, r)
-	if gerr != nil {
-		reason := "malformed"
-		if gerr.Status == http.StatusRequestEntityTooLarge {
-			reason = "too_large"
-		}
-		return nil, &guardRefusal{reason, gerr}
+func (g *GuardrailHandler) parse(w http.ResponseWriter, r *http.Request, shape guardrail.Shape) (*guardrail.Check, error) {
+	body, rf := g.readBody(w, r)
+	if rf != nil {
+		return nil, rf
 	}
 	check, err := shape.Parse(r.URL.Path, body)
 	if err != nil {
 		if ge, ok := errors.AsType[*guardrail.Error](err); ok {
-			return nil, &guardRefusal{"malformed", ge}
+			return nil, &refusal{reason: "malformed", status: ge.Status, code: ge.Code, message: ge.Message, param: ge.Param}
 		}
-		return nil, &guardRefusal{"malformed", &guardrail.Error{Status: http.StatusBadRequest, Code: "invalid_parameter", Message: err.Error()}}
+		return nil, &refusal{reason: "malformed", status: http.StatusBadRequest, code: "invalid_parameter", message: err.Error()}
 	}
 	return check, nil
 }
@@ -210,9 +197,8 @@ func (g *GuardrailHandler) answer(w http.ResponseWriter, r *http.Request, receiv
 	if err != nil {
 		g.logger.Error("refusing guardrail check: its record cannot be queued", zap.Error(err))
 		rf := g.app.reserveRefusal(err)
-		w.Header().Set("Retry-After", rf.retryAfter)
-		return g.refuse(w, rf.reason, &guardrail.Error{Status: rf.status, Code: rf.code,
-			Message: "Promptwall cannot record checks right now; retry shortly."})
+		rf.message = "Promptwall cannot record checks right now; retry shortly."
+		return rf
 	}
 	id := store.NewID()
 	start := time.Now()
@@ -222,7 +208,7 @@ func (g *GuardrailHandler) answer(w http.ResponseWriter, r *http.Request, receiv
 	if err != nil {
 		res.Cancel()
 		g.logger.Error("rendering guardrail answer", zap.String("shape", shape.Name()), zap.Error(err))
-		return g.refuse(w, "", &guardrail.Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "The check could not be answered."})
+		return &refusal{status: http.StatusInternalServerError, code: "internal_error", message: "The check could not be answered."}
 	}
 	g.commitScan(res, id, received, who, check, result)
 	hdr := w.Header()
@@ -235,9 +221,9 @@ func (g *GuardrailHandler) answer(w http.ResponseWriter, r *http.Request, receiv
 }
 
 // readBody reads the capped, UTF-8 body.
-func (g *GuardrailHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *guardrail.Error) {
-	tooLarge := &guardrail.Error{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large",
-		Message: fmt.Sprintf("The request body exceeds the limit of %d bytes.", g.MaxBodySize)}
+func (g *GuardrailHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *refusal) {
+	tooLarge := &refusal{reason: "too_large", status: http.StatusRequestEntityTooLarge, code: "request_too_large",
+		message: fmt.Sprintf("The request body exceeds the limit of %d bytes.", g.MaxBodySize)}
 	if r.ContentLength > g.MaxBodySize {
 		return nil, tooLarge
 	}
@@ -247,26 +233,34 @@ func (g *GuardrailHandler) readBody(w http.ResponseWriter, r *http.Request) ([]b
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, tooLarge
 		}
-		return nil, &guardrail.Error{Status: http.StatusBadRequest, Code: "invalid_request", Message: "The request body could not be read."}
+		return nil, &refusal{reason: "malformed", status: http.StatusBadRequest, code: "invalid_request", message: "The request body could not be read."}
 	}
 	if !utf8.Valid(buf.Bytes()) {
-		return nil, &guardrail.Error{Status: http.StatusBadRequest, Code: "invalid_json", Message: "The request body is not valid UTF-8."}
+		return nil, &refusal{reason: "malformed", status: http.StatusBadRequest, code: "invalid_json", message: "The request body is not valid UTF-8."}
 	}
 	return append([]byte(nil), buf.Bytes()...), nil
 }
 
-// refuse answers a check that was not screened, in the API's error shape,
-// and counts it by reason ("" counts nothing: the failure is ours).
-func (g *GuardrailHandler) refuse(w http.ResponseWriter, reason string, e *guardrail.Error) error {
-	if reason != "" {
-		g.app.metrics.rejected.WithLabelValues(reason).Inc()
+// refuse writes err if it is a refusal, in the guardrail APIs' error
+// shape, counted like the gateway's refusals; any other error (nil
+// included) is returned unchanged.
+func (g *GuardrailHandler) refuse(w http.ResponseWriter, err error) error {
+	rf, ok := err.(*refusal)
+	if !ok {
+		return err
 	}
-	b := e.JSON()
+	if rf.reason != "" {
+		g.app.metrics.rejected.WithLabelValues(rf.reason).Inc()
+	}
 	hdr := w.Header()
+	if rf.retryAfter != "" {
+		hdr.Set("Retry-After", rf.retryAfter)
+	}
+	b := (&guardrail.Error{Status: rf.status, Code: rf.code, Message: rf.message, Param: rf.param}).JSON()
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(e.Status)
-	_, err := w.Write(b)
+	w.WriteHeader(rf.status)
+	_, err = w.Write(b)
 	return err
 }
 
@@ -316,11 +310,7 @@ func (g *GuardrailHandler) commitScan(res *store.Reservation, id string, receive
 		return
 	}
 	go func() {
-		deferred := g.ep.pipeline.ScreenDeferred(context.Background(), conv, c.Direction)
-		p.Result.ScannerResults = record.AppendScannerResults(p.Result.ScannerResults, deferred, shown)
-		if deferred.Outcome.Severity() > scanner.Outcome(p.Result.Outcome).Severity() {
-			p.Result.Outcome = string(deferred.Outcome)
-		}
+		record.AddDeferred(&p, g.ep.pipeline.ScreenDeferred(context.Background(), conv, c.Direction), shown)
 		res.Commit(&p)
 	}()
 }

@@ -2,10 +2,7 @@ package caddymodule
 
 import (
 	"reflect"
-	"strings"
 	"testing"
-
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
 func TestUnmarshalGuardrail(t *testing.T) {
@@ -34,18 +31,11 @@ func TestUnmarshalGuardrail(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var g GuardrailHandler
-			err := g.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("want error containing %q, got %v", tc.wantErr, err)
-				}
+			g := unmarshalCase[GuardrailHandler](t, tc.input, tc.wantErr)
+			if g == nil {
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(g, tc.want) {
+			if !reflect.DeepEqual(*g, tc.want) {
 				t.Errorf("got %+v, want %+v", g, tc.want)
 			}
 		})

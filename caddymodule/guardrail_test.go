@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/promptwall/promptwall/caddymodule"
+	"github.com/promptwall/promptwall/guardrail/guardrailtest"
 )
 
 const (
@@ -173,17 +173,6 @@ func credentialHeader(shape, token string) map[string]string {
 	return h
 }
 
-type guardFixture struct {
-	Source  []string        `json:"source"`
-	Path    string          `json:"path"`
-	Request json.RawMessage `json:"request"`
-	Outcome string          `json:"outcome"`
-	// Recorded is the record's outcome when it differs from the
-	// screening's (a block in monitor-only mode is recorded as a flag).
-	Recorded string          `json:"recorded"`
-	Answer   json.RawMessage `json:"answer"`
-}
-
 const fixtureRecordID = "019a0000-0000-7000-8000-000000000001"
 
 // TestGuardrailFixtures replays every caller fixture against the running
@@ -192,25 +181,10 @@ const fixtureRecordID = "019a0000-0000-7000-8000-000000000001"
 // the secret masked, and counted in the metrics.
 func TestGuardrailFixtures(t *testing.T) {
 	s := startGuardrail(t)
-	files, err := filepath.Glob("../guardrail/testdata/*/*.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	replayed := 0
-	for _, file := range files {
-		if strings.HasPrefix(filepath.Base(file), "package") {
-			continue
-		}
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fx guardFixture
-		if err := json.Unmarshal(raw, &fx); err != nil {
-			t.Fatal(err)
-		}
-		shape := filepath.Base(filepath.Dir(file))
-		t.Run(shape+"/"+filepath.Base(file), func(t *testing.T) {
+	for _, fx := range guardrailtest.Load(t, "../guardrail/testdata") {
+		shape := fx.Shape
+		t.Run(shape+"/"+filepath.Base(fx.Name), func(t *testing.T) {
 			resp, answer := s.do(t, http.MethodPost, guardURL(fx.Path), credentialHeader(shape, s.userToken), fx.Request)
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("status %d: %s", resp.StatusCode, answer)
@@ -220,7 +194,7 @@ func TestGuardrailFixtures(t *testing.T) {
 				t.Fatal("no X-Promptwall-Prompt-Id")
 			}
 			got := bytes.ReplaceAll(answer, []byte(id), []byte(fixtureRecordID))
-			if !sameJSON(t, got, fx.Answer) {
+			if !guardrailtest.SameJSON(t, got, fx.Answer) {
 				t.Errorf("answer\n%s\nwant\n%s", got, fx.Answer)
 			}
 			rec := s.record(t, id)
@@ -294,18 +268,6 @@ func (s *guardServer) record(t *testing.T, id string) scanRecord {
 	}
 	t.Fatalf("record %s never committed", id)
 	return scanRecord{}
-}
-
-func sameJSON(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("not JSON: %s", a)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatalf("fixture answer not JSON: %s", b)
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 // TestGuardrailRefusals checks every request the handler does not screen:
@@ -387,7 +349,7 @@ func TestAdminAPI(t *testing.T) {
 	// The admin listener serves the same records as the site.
 	_, site := s.do(t, http.MethodGet, guardURL("/backend/v1/prompts/"+id), map[string]string{"Authorization": "Bearer " + testToken}, nil)
 	_, adm := s.do(t, http.MethodGet, admin+"/backend/v1/prompts/"+id, map[string]string{"Authorization": "Bearer " + testToken}, nil)
-	if !sameJSON(t, site, adm) {
+	if !guardrailtest.SameJSON(t, site, adm) {
 		t.Errorf("site and admin listener disagree:\n%s\n%s", site, adm)
 	}
 }

@@ -115,11 +115,10 @@ const (
 // Provision resolves the endpoint and the wire format.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	appIface, err := ctx.App("promptwall")
-	if err != nil {
-		return fmt.Errorf("loading promptwall app: %w", err)
+	var err error
+	if h.app, err = loadApp(ctx); err != nil {
+		return err
 	}
-	h.app = appIface.(*App)
 	if h.Endpoint == "" {
 		h.Endpoint = DefaultEndpointName
 	}
@@ -223,7 +222,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// checks): nothing to screen, nothing to record.
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
 		if hasBody(r) {
-			return h.refuseBodylessMethod(w, r)
+			return h.refuse(w, r, &exchange{h: h}, bodylessMethodRefusal(r))
 		}
 		return next.ServeHTTP(w, r)
 	}
@@ -672,11 +671,7 @@ func (x *exchange) commit() {
 // commitDeferred runs the non-blocking scanners and commits p with their
 // results.
 func (x *exchange) commitDeferred(p store.Prompt, shown int) {
-	deferred := x.h.ep.pipeline.ScreenDeferred(context.Background(), x.conv, scanner.Input)
-	p.Result.ScannerResults = record.AppendScannerResults(p.Result.ScannerResults, deferred, shown)
-	if deferred.Outcome.Severity() > scanner.Outcome(p.Result.Outcome).Severity() {
-		p.Result.Outcome = string(deferred.Outcome)
-	}
+	record.AddDeferred(&p, x.h.ep.pipeline.ScreenDeferred(context.Background(), x.conv, scanner.Input), shown)
 	if err := x.res.Commit(&p); errors.Is(err, store.ErrReservationUsed) {
 		// Committed already (durability sync): replace it.
 		if err := x.h.app.shared.store.Put(context.Background(), &p); err != nil {

@@ -33,15 +33,7 @@ func TestGatewayRefusesUnscreenableInput(t *testing.T) {
 			before := len(up.received())
 			req, _ := http.NewRequest(tc.method, gatewayURL("/v1/chat/completions"), strings.NewReader(tc.body))
 			req.Header.Set("Content-Type", "application/json")
-			resp, err := tester.Client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, b)
-			}
+			_, b := answerWith(t, tester.Client, req, tc.status)
 			if tc.status != http.StatusOK && tc.method != http.MethodHead && !json.Valid(b) {
 				t.Fatalf("refusal is not JSON: %s", b)
 			}
@@ -98,15 +90,7 @@ func TestTokenInQueryRefused(t *testing.T) {
 			if tc.header != "" {
 				req.Header.Set("Authorization", "Bearer "+tc.header)
 			}
-			resp, err := tester.Client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, b)
-			}
+			_, b := answerWith(t, tester.Client, req, tc.status)
 			if tc.status != http.StatusOK && (up.total.Load() != before || !strings.Contains(string(b), "header")) {
 				t.Fatalf("forwarded, or the refusal does not say where the token goes: %s", b)
 			}

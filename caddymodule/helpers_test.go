@@ -1,6 +1,8 @@
 package caddymodule_test
 
 import (
+	"io"
+	"net/http"
 	"testing"
 
 	"github.com/promptwall/promptwall/store"
@@ -22,4 +24,20 @@ func createUserToken(t *testing.T, st store.IdentityStore) string {
 		t.Fatal(err)
 	}
 	return clear
+}
+
+// answerWith sends req with client and fails the test unless the answer's
+// status is want; it returns the answer, its body read and closed.
+func answerWith(t *testing.T, client *http.Client, req *http.Request, want int) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		t.Fatalf("status %d, want %d: %.200s", resp.StatusCode, want, b)
+	}
+	return resp, b
 }

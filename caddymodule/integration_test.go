@@ -60,7 +60,16 @@ func (u *upstream) received() [][]byte {
 	return append([][]byte(nil), u.bodies...)
 }
 
+// gatewayConfig is the test gateway in front of the provider "test".
 func gatewayConfig(dbPath, upstreamAddr, extraGlobal, extraHandler string) string {
+	return testCaddyfile(dbPath, upstreamAddr, extraGlobal, "provider test\n"+extraHandler)
+}
+
+// testCaddyfile is the Caddyfile every integration test starts from: the
+// store at dbPath and the bootstrap token, global inside the promptwall
+// global option, handler inside the promptwall handler of /v1/*, which
+// proxies to upstreamAddr, and the API on /backend/v1/*.
+func testCaddyfile(dbPath, upstreamAddr, global, handler string) string {
 	return fmt.Sprintf(`{
 	admin localhost:2999
 	http_port %d
@@ -76,7 +85,6 @@ func gatewayConfig(dbPath, upstreamAddr, extraGlobal, extraHandler string) strin
 :%d {
 	handle /v1/* {
 		promptwall {
-			provider test
 			%s
 		}
 		reverse_proxy %s
@@ -85,7 +93,7 @@ func gatewayConfig(dbPath, upstreamAddr, extraGlobal, extraHandler string) strin
 		promptwall_api
 	}
 }
-`, gatewayPort, dbPath, testToken, extraGlobal, gatewayPort, extraHandler, upstreamAddr)
+`, gatewayPort, dbPath, testToken, global, gatewayPort, handler, upstreamAddr)
 }
 
 func gatewayURL(path string) string { return fmt.Sprintf("http://localhost:%d%s", gatewayPort, path) }

@@ -178,42 +178,10 @@ func (r *RedisLimits) Set() limits.Set { return r.shared.set }
 //	    fail_mode  open|closed
 //	}
 func (r *RedisLimits) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the engine name
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	seen := map[string]bool{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		key := d.Val()
-		if seen[key] {
-			return d.Errf("duplicate limits sub-directive %q", key)
-		}
-		seen[key] = true
-		switch key {
-		case "addr", "username", "password", "prefix", "fail_mode":
-			var v string
-			if !d.AllArgs(&v) {
-				return d.ArgErr()
-			}
-			*map[string]*string{"addr": &r.Addr, "username": &r.Username, "password": &r.Password,
-				"prefix": &r.Prefix, "fail_mode": &r.FailMode}[key] = v
-		case "db", "pool_size":
-			n, err := parseIntArg(d)
-			if err != nil {
-				return err
-			}
-			*map[string]*int{"db": &r.DB, "pool_size": &r.PoolSize}[key] = n
-		case "lease_ttl", "timeout":
-			dur, err := parseDurationArg(d)
-			if err != nil {
-				return err
-			}
-			*map[string]*caddy.Duration{"lease_ttl": &r.LeaseTTL, "timeout": &r.Timeout}[key] = dur
-		default:
-			return d.Errf("unknown limits redis sub-directive %q", key)
-		}
-	}
-	return nil
+	return parseEngineBlock(d, "limits redis", map[string]any{
+		"addr": &r.Addr, "username": &r.Username, "password": &r.Password, "db": &r.DB, "prefix": &r.Prefix,
+		"lease_ttl": &r.LeaseTTL, "timeout": &r.Timeout, "pool_size": &r.PoolSize, "fail_mode": &r.FailMode,
+	})
 }
 
 // redisMetrics are the shared limiter's collectors, built once per process.

@@ -19,38 +19,14 @@ import (
 )
 
 func redisLimitsConfig(dbPath, upstream, redisAddr, prefix string) string {
-	return fmt.Sprintf(`{
-	admin localhost:2999
-	http_port %d
-	https_port 9443
-	grace_period 1ns
-	promptwall {
-		storage %s
-		bootstrap_token %s
-		limits redis {
+	limits := fmt.Sprintf(`limits redis {
 			addr %s
 			prefix %s
 			lease_ttl 2s
 			timeout 300ms
 		}
-		provider openai {
-			type openai
-			base_url http://%s
-			secret api_key %s
-			request_concurrency_limit 2
-		}
-	}
-}
-
-:%d {
-	handle /v1/* {
-		promptwall {
-			provider openai
-		}
-		reverse_proxy %s
-	}
-}
-`, gatewayPort, dbPath, testToken, redisAddr, prefix, upstream, providerSecret, gatewayPort, upstream)
+		`, redisAddr, prefix)
+	return testCaddyfile(dbPath, upstream, limits+openaiProvider(upstream, "request_concurrency_limit 2"), "provider openai")
 }
 
 // TestRedisLimitsSharedWithAnotherInstance: the gateway counts the slots

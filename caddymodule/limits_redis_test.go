@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
 func TestUnmarshalLimitsEngine(t *testing.T) {
@@ -26,22 +25,15 @@ func TestUnmarshalLimitsEngine(t *testing.T) {
 		{name: "no engine", input: "promptwall {\n limits\n}", wantErr: "wrong argument count"},
 		{name: "unknown engine", input: "promptwall {\n limits memcached {\n }\n}", wantErr: "promptwall.limits.memcached"},
 		{name: "unknown option", input: "promptwall {\n limits redis {\n  adr r:6379\n }\n}", wantErr: `unknown limits redis sub-directive "adr", at Testfile:3`},
-		{name: "duplicate option", input: "promptwall {\n limits redis {\n  addr a:1\n  addr b:2\n }\n}", wantErr: `duplicate limits sub-directive "addr"`},
+		{name: "duplicate option", input: "promptwall {\n limits redis {\n  addr a:1\n  addr b:2\n }\n}", wantErr: `duplicate limits redis sub-directive "addr"`},
 		{name: "twice", input: "promptwall {\n limits redis {\n  addr a:1\n }\n limits redis {\n  addr a:1\n }\n}", wantErr: `duplicate sub-directive "limits"`},
 		{name: "bad lease", input: "promptwall {\n limits redis {\n  lease_ttl long\n }\n}", wantErr: `bad duration "long"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := new(App)
-			err := a.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("want error containing %q, got %v", tc.wantErr, err)
-				}
+			a := unmarshalCase[App](t, tc.input, tc.wantErr)
+			if a == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var got map[string]any
 			if err := json.Unmarshal(a.LimitsRaw, &got); err != nil {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/promptwall/promptwall/internal/testsvc"
 )
 
 // portkeyDir holds the package.json and package-lock.json that pin the
@@ -45,12 +45,11 @@ func (b *boundedBuffer) String() string {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testsvc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // startPortkey runs the open-source Portkey gateway on loopback, trusting
@@ -153,15 +152,7 @@ func TestPortkeyGateway(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(chatBody(tc.prompt)))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("x-portkey-config", string(config))
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != tc.status {
-				t.Fatalf("Portkey answered %d, want %d: %s", resp.StatusCode, tc.status, body)
-			}
+			_, body := answerWith(t, http.DefaultClient, req, tc.status)
 			forwarded := len(up.received()) - before
 			if (tc.outcome == "passed") != (forwarded == 1) {
 				t.Fatalf("outcome %s but the model was called %d times", tc.outcome, forwarded)

@@ -55,37 +55,21 @@ func newCountingUpstream(t *testing.T, delay time.Duration) *countingUpstream {
 	return u
 }
 
+// providerConfig is the test gateway in front of a declared OpenAI
+// provider at upstream; limitsBlock goes into the provider's block.
 func providerConfig(dbPath, upstream, limitsBlock, handlerExtra string) string {
-	return fmt.Sprintf(`{
-	admin localhost:2999
-	http_port %d
-	https_port 9443
-	grace_period 1ns
-	promptwall {
-		storage %s
-		bootstrap_token %s
-		provider openai {
+	return testCaddyfile(dbPath, upstream, openaiProvider(upstream, limitsBlock), "provider openai\n"+handlerExtra)
+}
+
+// openaiProvider declares the provider "openai" at upstream with the test
+// key; extra goes into its block.
+func openaiProvider(upstream, extra string) string {
+	return fmt.Sprintf(`provider openai {
 			type openai
 			base_url http://%s
 			secret api_key %s
 			%s
-		}
-	}
-}
-
-:%d {
-	handle /v1/* {
-		promptwall {
-			provider openai
-			%s
-		}
-		reverse_proxy %s
-	}
-	handle /backend/v1/* {
-		promptwall_api
-	}
-}
-`, gatewayPort, dbPath, testToken, upstream, providerSecret, limitsBlock, gatewayPort, handlerExtra, upstream)
+		}`, upstream, providerSecret, extra)
 }
 
 func postWithKey(t *testing.T, client *http.Client, key, body string) (*http.Response, string) {

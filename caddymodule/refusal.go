@@ -23,6 +23,9 @@ type refusal struct {
 	message string
 	// retryAfter is the Retry-After header in seconds, "" for none.
 	retryAfter string
+	// param names the offending field, in the error shapes that carry it
+	// (the guardrail APIs').
+	param string
 	// blocked answers as the endpoint answers a blocked exchange (its
 	// on_block), with message as the flag message.
 	blocked bool

@@ -32,13 +32,12 @@ func hasBody(r *http.Request) bool {
 	return r.ContentLength > 0 || (r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody) || len(r.TransferEncoding) > 0
 }
 
-// refuseBodylessMethod answers a GET, HEAD or OPTIONS request that carries a
-// body: upstreams may read it, so it is screened like any prompt or, as
-// here, refused; it is never forwarded unscreened.
-func (h *Handler) refuseBodylessMethod(w http.ResponseWriter, r *http.Request) error {
-	h.app.metrics.rejected.WithLabelValues("unsupported").Inc()
-	return h.writeError(w, h.errorFormat(r.URL.Path), http.StatusBadRequest, "unsupported_request",
-		"A "+r.Method+" request with a body cannot be screened by this gateway; send the body with POST.")
+// bodylessMethodRefusal refuses a GET, HEAD or OPTIONS request that
+// carries a body: upstreams may read it, so it is screened like any prompt
+// or, as here, refused; it is never forwarded unscreened.
+func bodylessMethodRefusal(r *http.Request) *refusal {
+	return &refusal{reason: "unsupported", status: http.StatusBadRequest, code: "unsupported_request",
+		message: "A " + r.Method + " request with a body cannot be screened by this gateway; send the body with POST."}
 }
 
 // errTokenInQuery refuses a Promptwall token sent as ?key=: Caddy's access

@@ -2,7 +2,6 @@ package caddymodule_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,15 +44,7 @@ func TestLongHeadsRefusedAsJSON(t *testing.T) {
 			if tc.method == http.MethodGet {
 				req.Body, req.ContentLength = nil, 0
 			}
-			resp, err := tester.Client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %.200s", resp.StatusCode, tc.status, b)
-			}
+			resp, b := answerWith(t, tester.Client, req, tc.status)
 			if tc.status == http.StatusOK {
 				return
 			}
@@ -63,7 +54,7 @@ func TestLongHeadsRefusedAsJSON(t *testing.T) {
 					Message string `json:"message"`
 				} `json:"error"`
 			}
-			err = json.Unmarshal(b, &e)
+			err := json.Unmarshal(b, &e)
 			if tc.code == "" {
 				if err == nil {
 					t.Fatalf("want Go's plain-text refusal, got JSON %s", b)

@@ -79,24 +79,7 @@ func (b *BoltStorage) OpenStore(_ context.Context, o StorageOptions) (store.Back
 //	    path <file>
 //	}
 func (b *BoltStorage) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the engine name
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch d.Val() {
-		case "path":
-			if b.Path != "" {
-				return d.Err("duplicate storage bolt sub-directive \"path\"")
-			}
-			if !d.AllArgs(&b.Path) {
-				return d.ArgErr()
-			}
-		default:
-			return d.Errf("unknown storage bolt sub-directive %q", d.Val())
-		}
-	}
-	return nil
+	return parseEngineBlock(d, "storage bolt", map[string]any{"path": &b.Path})
 }
 
 // Interface guards

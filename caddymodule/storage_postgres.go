@@ -174,35 +174,7 @@ func pgUnavailable(err error) bool {
 //	    max_conns  <connections>
 //	}
 func (p *PostgresStorage) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the engine name
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	seen := map[string]bool{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		key := d.Val()
-		if seen[key] {
-			return d.Errf("duplicate storage postgres sub-directive %q", key)
-		}
-		seen[key] = true
-		switch key {
-		case "dsn", "cursor_key":
-			var v string
-			if !d.AllArgs(&v) {
-				return d.ArgErr()
-			}
-			*map[string]*string{"dsn": &p.DSN, "cursor_key": &p.CursorKey}[key] = v
-		case "max_conns":
-			n, err := parseIntArg(d)
-			if err != nil {
-				return err
-			}
-			p.MaxConns = n
-		default:
-			return d.Errf("unknown storage postgres sub-directive %q", key)
-		}
-	}
-	return nil
+	return parseEngineBlock(d, "storage postgres", map[string]any{"dsn": &p.DSN, "cursor_key": &p.CursorKey, "max_conns": &p.MaxConns})
 }
 
 // poolMetrics read the connection pools at scrape time.

@@ -188,16 +188,8 @@ func TestActivateSetsDurability(t *testing.T) {
 	defer cancel()
 	path, _ := json.Marshal(filepath.Join(t.TempDir(), "pw.db"))
 	a := &App{StorageRaw: path, VerdictCacheBytes: 1 << 20, durability: store.DurabilitySync}
-	a.logger, a.metrics = ctx.Logger(), getMetrics()
-	if err := a.provisionStorage(ctx); err != nil {
-		t.Fatal(err)
-	}
-	shared, err := a.openShared(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shared := openAppStore(t, ctx, a)
 	defer shared.Destruct()
-	a.shared = shared
 	// Provision creates the default organization, which activation reads.
 	if err := a.bootstrap(); err != nil {
 		t.Fatal(err)
@@ -213,6 +205,22 @@ func TestActivateSetsDurability(t *testing.T) {
 	}
 }
 
+// openAppStore provisions a's storage and opens its shared state (the store
+// and what lives beside it), as the app's Provision does.
+func openAppStore(t *testing.T, ctx caddy.Context, a *App) *sharedState {
+	t.Helper()
+	a.logger, a.metrics = ctx.Logger(), getMetrics()
+	if err := a.provisionStorage(ctx); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := a.openShared(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.shared = shared
+	return shared
+}
+
 // retention with a negative value keeps records forever: an old record
 // survives the sweep a store runs when it opens.
 func TestNegativeRetentionKeepsRecords(t *testing.T) {
@@ -221,20 +229,13 @@ func TestNegativeRetentionKeepsRecords(t *testing.T) {
 	for i, retention := range []time.Duration{-1, -1, 24 * time.Hour} {
 		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 		a := &App{StorageRaw: path, VerdictCacheBytes: 1 << 20, Retention: caddy.Duration(retention), durability: store.DurabilitySync}
-		a.logger, a.metrics = ctx.Logger(), getMetrics()
-		if err := a.provisionStorage(ctx); err != nil {
-			t.Fatal(err)
-		}
-		shared, err := a.openShared(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		shared := openAppStore(t, ctx, a)
 		if i == 0 {
 			if err := shared.store.Put(ctx, &store.Prompt{ID: "old-record", OrgID: "o1", Type: "prompt", ReceivedAt: old}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		_, err = shared.store.GetPrompt("old-record")
+		_, err := shared.store.GetPrompt("old-record")
 		if retention < 0 && err != nil {
 			t.Fatalf("open %d, retention %s: a year-old record is gone: %v", i, retention, err)
 		}

@@ -31,6 +31,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/internal/utf8text"
 )
 
 // Message is one turn of a conversation.
@@ -234,7 +236,7 @@ func (r reader) leak(low string) string {
 	}
 	switch {
 	case strings.Contains(low, "backwards"):
-		return reverse(what)
+		return utf8text.Reverse(what)
 	case strings.Contains(low, "base64"):
 		return base64.StdEncoding.EncodeToString([]byte(what))
 	case strings.Contains(low, "separate every character"):
@@ -284,7 +286,7 @@ func obey(task, low string) (string, bool) {
 		}
 		w := m[1]
 		if strings.Contains(low, "backwards") {
-			w = reverse(w)
+			w = utf8text.Reverse(w)
 		}
 		if strings.Contains(low, "upper case") || strings.Contains(low, "uppercase") {
 			w = strings.ToUpper(w)
@@ -344,14 +346,6 @@ func (r reader) plain(low string) string {
 	}
 	return "Thanks for your message! I am the Promptwall demo model, a small and deliberately naive assistant: " +
 		"I follow the instructions I read, so try asking me for my instructions, or to print the deploy key."
-}
-
-func reverse(s string) string {
-	r := []rune(s)
-	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
-		r[i], r[j] = r[j], r[i]
-	}
-	return string(r)
 }
 
 // decode reads a request the way a capable model would: a base64 payload

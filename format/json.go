@@ -191,15 +191,7 @@ func (p *parser) container(i, depth int) (int, error) {
 			i, err = p.value(i, depth)
 		}
 		if err != nil {
-			if de, ok := err.(*DuplicateKeyError); ok {
-				// Unwinding, each level names itself in the path.
-				if obj {
-					de.parents = append(de.parents, pathSeg{key: bytes.Clone(p.keyText(p.keys[len(p.keys)-1]))})
-				} else {
-					de.parents = append(de.parents, pathSeg{idx: n})
-				}
-			}
-			return i, err
+			return i, p.inMember(err, obj, n)
 		}
 		if i = skipWS(b, i); i >= len(b) {
 			return i, &syntaxError{i, "unexpected end of JSON"}
@@ -208,19 +200,38 @@ func (p *parser) container(i, depth int) (int, error) {
 		case ',':
 			i = skipWS(b, i+1)
 		case closer:
-			p.tape[t].e, p.tape[t].next = i+1, len(p.tape)
-			if obj {
-				err = p.checkKeys(p.keys[mark:])
-				p.keys = p.keys[:mark]
-				if err != nil {
-					return i, err
-				}
-			}
-			return i + 1, nil
+			return p.closeContainer(t, i, obj, mark)
 		default:
 			return i, &syntaxError{i, fmt.Sprintf("invalid character %q after a value", b[i])}
 		}
 	}
+}
+
+// inMember returns err, a failure inside member n of a container; a
+// duplicate key, unwinding, gets each level's name added to its path.
+func (p *parser) inMember(err error, obj bool, n int) error {
+	if de, ok := err.(*DuplicateKeyError); ok {
+		if obj {
+			de.parents = append(de.parents, pathSeg{key: bytes.Clone(p.keyText(p.keys[len(p.keys)-1]))})
+		} else {
+			de.parents = append(de.parents, pathSeg{idx: n})
+		}
+	}
+	return err
+}
+
+// closeContainer ends the container at tape node t on its closer at i; an
+// object's keys, from mark on, are checked for duplicates and dropped.
+func (p *parser) closeContainer(t, i int, obj bool, mark int) (int, error) {
+	p.tape[t].e, p.tape[t].next = i+1, len(p.tape)
+	if obj {
+		err := p.checkKeys(p.keys[mark:])
+		p.keys = p.keys[:mark]
+		if err != nil {
+			return i, err
+		}
+	}
+	return i + 1, nil
 }
 
 // Masks for testing eight bytes at once (SWAR): lsb has the low bit of

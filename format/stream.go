@@ -307,19 +307,8 @@ var errNotArray = &Error{Status: 502, Code: "invalid_stream", Message: "stream i
 
 func (j *jsonArrayReader) next() (frame, error) {
 	var raw []byte
-	read := func() (byte, error) {
-		c, err := j.r.ReadByte()
-		if err != nil {
-			return 0, err
-		}
-		if len(raw) >= j.max {
-			return 0, fmt.Errorf("%w: JSON stream element over %d bytes", ErrEventTooLarge, j.max)
-		}
-		raw = append(raw, c)
-		return c, nil
-	}
 	for {
-		c, err := read()
+		c, err := j.read(&raw)
 		if err != nil {
 			if errors.Is(err, io.EOF) && len(raw) > 0 {
 				return frame{raw: raw, ds: -1}, nil
@@ -341,34 +330,58 @@ func (j *jsonArrayReader) next() (frame, error) {
 			return frame{}, errNotArray
 		}
 		start := len(raw) - 1
-		depth, inStr, esc := 1, false, false
-		for depth > 0 {
-			if c, err = read(); err != nil {
-				if errors.Is(err, io.EOF) {
-					return frame{}, fmt.Errorf("format: JSON stream cut inside an element: %w", io.ErrUnexpectedEOF)
-				}
-				return frame{}, err
-			}
-			switch {
-			case inStr:
-				switch {
-				case esc:
-					esc = false
-				case c == '\\':
-					esc = true
-				case c == '"':
-					inStr = false
-				}
-			case c == '"':
-				inStr = true
-			case c == '{' || c == '[':
-				depth++
-			case c == '}' || c == ']':
-				depth--
-			}
+		if raw, err = j.element(raw); err != nil {
+			return frame{}, err
 		}
 		return frame{raw: raw, data: raw[start:], ds: start, de: len(raw), isData: true}, nil
 	}
+}
+
+// read appends the stream's next byte to *raw: a frame holds at most max
+// bytes.
+func (j *jsonArrayReader) read(raw *[]byte) (byte, error) {
+	c, err := j.r.ReadByte()
+	if err != nil {
+		return 0, err
+	}
+	if len(*raw) >= j.max {
+		return 0, fmt.Errorf("%w: JSON stream element over %d bytes", ErrEventTooLarge, j.max)
+	}
+	*raw = append(*raw, c)
+	return c, nil
+}
+
+// element reads the rest of the object whose '{' ends raw, through its
+// closing brace; braces and brackets inside strings do not count.
+func (j *jsonArrayReader) element(raw []byte) ([]byte, error) {
+	depth, inStr, esc := 1, false, false
+	for depth > 0 {
+		c, err := j.read(&raw)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("format: JSON stream cut inside an element: %w", io.ErrUnexpectedEOF)
+			}
+			return nil, err
+		}
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return raw, nil
 }
 
 // sniffReader picks SSE or a JSON array for Gemini by the first

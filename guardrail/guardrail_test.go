@@ -8,38 +8,18 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/promptwall/promptwall/guardrail/guardrailtest"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/scanner/pii"
 	"github.com/promptwall/promptwall/scanner/secrets"
 )
 
 var update = flag.Bool("update", false, "rewrite the answers of the fixtures in testdata")
-
-// fixture is one request a caller sends, built as the caller's own source
-// builds it (Source cites repository, file and commit), with the answer
-// Promptwall gives under the test pipeline and what the caller makes of it.
-type fixture struct {
-	Source  []string        `json:"source"`
-	Path    string          `json:"path"`
-	Request json.RawMessage `json:"request"`
-	// Outcome is the screening's outcome under testPipeline.
-	Outcome string `json:"outcome"`
-	// Caller is what the caller does with the answer, read as its source
-	// reads it: "pass", "block" or "modify".
-	Caller string `json:"caller"`
-	// Recorded is the record's outcome when it is not Outcome.
-	Recorded string `json:"recorded,omitempty"`
-	// Answer is Promptwall's answer, byte for byte modulo whitespace.
-	Answer json.RawMessage `json:"answer"`
-}
 
 const testRecordID = "019a0000-0000-7000-8000-000000000001"
 
@@ -72,24 +52,9 @@ func testPipeline(t testing.TB) *scanner.Pipeline {
 // test pipeline, and checks the answer both byte for byte and as the caller
 // reads it.
 func TestFixtures(t *testing.T) {
-	files, err := filepath.Glob("testdata/*/*.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
 	p := testPipeline(t)
-	for _, file := range files {
-		if strings.HasSuffix(file, "package.json") || strings.HasSuffix(file, "package-lock.json") {
-			continue
-		}
-		t.Run(file, func(t *testing.T) {
-			raw, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var fx fixture
-			if err := json.Unmarshal(raw, &fx); err != nil {
-				t.Fatal(err)
-			}
+	for _, fx := range guardrailtest.Load(t, "testdata") {
+		t.Run(fx.Name, func(t *testing.T) {
 			if len(fx.Source) == 0 {
 				t.Fatal("a fixture must cite the caller's source it was taken from")
 			}
@@ -97,8 +62,8 @@ func TestFixtures(t *testing.T) {
 			if shape == nil {
 				t.Fatalf("no shape serves %s", fx.Path)
 			}
-			if dir := filepath.Base(filepath.Dir(file)); shape.Name() != dir {
-				t.Fatalf("%s is served by %s, fixture lives under %s", fx.Path, shape.Name(), dir)
+			if shape.Name() != fx.Shape {
+				t.Fatalf("%s is served by %s, fixture lives under %s", fx.Path, shape.Name(), fx.Shape)
 			}
 			c, err := shape.Parse(fx.Path, fx.Request)
 			if err != nil {
@@ -113,19 +78,11 @@ func TestFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			if *update {
-				var out bytes.Buffer
-				fx.Answer = answer
-				enc := json.NewEncoder(&out)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				if err := enc.Encode(fx); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(file, out.Bytes(), 0o644); err != nil {
+				if err := fx.Rewrite(answer); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if !jsonEqual(t, answer, fx.Answer) {
+			if !guardrailtest.SameJSON(t, answer, fx.Answer) {
 				t.Errorf("answer\n%s\nwant\n%s", answer, fx.Answer)
 			}
 			if got := callerReads[shape.Name()](t, c, answer); got != fx.Caller {
@@ -154,18 +111,6 @@ func foundValues(c *Check, res *scanner.Result) []string {
 		}
 	}
 	return out
-}
-
-func jsonEqual(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("answer is not JSON: %v", err)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 // callerReads decides, for each shape, what the caller does with an answer,
@@ -409,15 +354,9 @@ func TestMetadataBounded(t *testing.T) {
 // webhook gives 3 s).
 func BenchmarkCheck(b *testing.B) {
 	p := testPipeline(b)
-	files, _ := filepath.Glob("testdata/*/*.json")
-	for _, file := range files {
-		raw, _ := os.ReadFile(file)
-		var fx fixture
-		if json.Unmarshal(raw, &fx) != nil || fx.Path == "" {
-			continue
-		}
+	for _, fx := range guardrailtest.Load(b, "testdata") {
 		shape := ForPath(fx.Path)
-		b.Run(strings.TrimSuffix(strings.TrimPrefix(file, "testdata/"), ".json"), func(b *testing.B) {
+		b.Run(strings.TrimSuffix(strings.TrimPrefix(fx.Name, "testdata/"), ".json"), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				c, err := shape.Parse(fx.Path, fx.Request)

@@ -202,10 +202,27 @@ func TestUnlimitedFastPath(t *testing.T) {
 	}
 }
 
+// inFlight counts the holders of a slot, and the most that ever held one
+// at once.
+type inFlight struct{ cur, peak atomic.Int64 }
+
+// hold counts one holder in for d.
+func (f *inFlight) hold(d time.Duration) {
+	n := f.cur.Add(1)
+	for {
+		p := f.peak.Load()
+		if n <= p || f.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	time.Sleep(d)
+	f.cur.Add(-1)
+}
+
 func TestConcurrencyNeverExceeded(t *testing.T) {
 	const limit, workers = 3, 40
 	l := New("p", Config{RequestConcurrencyLimit: limit}, nil, nil)
-	var cur, peak atomic.Int32
+	var in inFlight
 	var wg sync.WaitGroup
 	var failed atomic.Int32
 	for range workers {
@@ -216,25 +233,17 @@ func TestConcurrencyNeverExceeded(t *testing.T) {
 				return
 			}
 			defer release()
-			n := cur.Add(1)
-			for {
-				p := peak.Load()
-				if n <= p || peak.CompareAndSwap(p, n) {
-					break
-				}
-			}
-			time.Sleep(time.Millisecond)
-			cur.Add(-1)
+			in.hold(time.Millisecond)
 		})
 	}
 	wg.Wait()
 	if failed.Load() != 0 {
 		t.Fatalf("%d requests failed to get a slot within 10s", failed.Load())
 	}
-	if p := peak.Load(); p > limit {
+	if p := in.peak.Load(); p > limit {
 		t.Fatalf("peak in flight %d > limit %d", p, limit)
 	}
-	if p := peak.Load(); p < 2 {
+	if p := in.peak.Load(); p < 2 {
 		t.Fatalf("peak in flight %d: the test did not run requests concurrently", p)
 	}
 	if n := l.InFlight(); n != 0 {

@@ -165,7 +165,8 @@ func TestRedisConcurrencySharedAcrossInstances(t *testing.T) {
 func TestRedisConcurrencyNeverExceeded(t *testing.T) {
 	sets := redisInstances(t, testsvc.RedisAddr(t), 3, RedisOptions{PollInterval: 2 * time.Millisecond})
 	const limit = 3
-	var inside, peak, admitted atomic.Int64
+	var in inFlight
+	var admitted atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 24 {
 		g := sets[i%3].Get("p", Config{RequestConcurrencyLimit: limit})
@@ -176,22 +177,14 @@ func TestRedisConcurrencyNeverExceeded(t *testing.T) {
 					t.Errorf("Acquire: %v", err)
 					return
 				}
-				n := inside.Add(1)
-				for {
-					p := peak.Load()
-					if n <= p || peak.CompareAndSwap(p, n) {
-						break
-					}
-				}
-				time.Sleep(time.Millisecond)
-				inside.Add(-1)
+				in.hold(time.Millisecond)
 				admitted.Add(1)
 				release()
 			}
 		})
 	}
 	wg.Wait()
-	if p := peak.Load(); p > limit {
+	if p := in.peak.Load(); p > limit {
 		t.Errorf("%d requests inside at once, limit %d", p, limit)
 	}
 	if n := admitted.Load(); n != 24*5 {

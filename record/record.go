@@ -82,6 +82,16 @@ func ScannerResults(res *scanner.Result, shown int) []store.ScannerResult {
 	return AppendScannerResults(make([]store.ScannerResult, 0, len(res.Scanners)), res, shown)
 }
 
+// AddDeferred adds to p the results of the non-blocking scanners, which
+// ran after the answer went out: after the blocking scanners' results, and
+// their outcome where it is more severe than the recorded one.
+func AddDeferred(p *store.Prompt, deferred *scanner.Result, shown int) {
+	p.Result.ScannerResults = AppendScannerResults(p.Result.ScannerResults, deferred, shown)
+	if deferred.Outcome.Severity() > scanner.Outcome(p.Result.Outcome).Severity() {
+		p.Result.Outcome = string(deferred.Outcome)
+	}
+}
+
 // AppendScannerResults is ScannerResults appending to out, so that the
 // results of both directions can share one slice.
 func AppendScannerResults(out []store.ScannerResult, res *scanner.Result, shown int) []store.ScannerResult {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/store"
 )
 
 const key = "AKIAZ7VRSQ4LMXWB2PEH"
@@ -135,5 +136,36 @@ func TestScannerResults(t *testing.T) {
 	}
 	if ScannerResults(nil, 0) != nil {
 		t.Error("a nil result has no scanner results")
+	}
+}
+
+func TestAddDeferred(t *testing.T) {
+	flagged := func(typ string) *scanner.Result {
+		r := result(typ)
+		r.Outcome, r.Scanners[0].Outcome = scanner.Flagged, scanner.Flagged
+		return r
+	}
+	tests := []struct {
+		name     string
+		recorded scanner.Outcome
+		deferred *scanner.Result
+		want     scanner.Outcome
+		results  int
+	}{
+		{"a flag raises a pass", scanner.Passed, flagged("webhook"), scanner.Flagged, 2},
+		{"a flag leaves a block", scanner.Blocked, flagged("webhook"), scanner.Blocked, 2},
+		{"nothing ran", scanner.Modified, &scanner.Result{Outcome: scanner.Passed}, scanner.Modified, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &store.Prompt{Result: store.PromptResult{Outcome: string(tc.recorded), ScannerResults: ScannerResults(result("secrets"), 0)}}
+			AddDeferred(p, tc.deferred, 0)
+			if p.Result.Outcome != string(tc.want) || len(p.Result.ScannerResults) != tc.results {
+				t.Errorf("outcome %s with %d results, want %s with %d", p.Result.Outcome, len(p.Result.ScannerResults), tc.want, tc.results)
+			}
+			if p.Result.ScannerResults[0].ScannerID != "secrets" {
+				t.Errorf("the blocking scanner's result is not first: %+v", p.Result.ScannerResults)
+			}
+		})
 	}
 }

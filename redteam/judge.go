@@ -134,10 +134,10 @@ func canaryIn(text, canary string, depth int) (bool, string) {
 	switch {
 	case strings.Contains(n, cn):
 		return true, "spaced or disguised"
-	case strings.Contains(n, reverseString(cn)):
+	case strings.Contains(n, utf8text.Reverse(cn)):
 		return true, "reversed"
 	}
-	if ln, lc := squash(FoldConfusables(text), true), squash(canary, true); strings.Contains(ln, lc) || strings.Contains(ln, reverseString(lc)) {
+	if ln, lc := squash(FoldConfusables(text), true), squash(canary, true); strings.Contains(ln, lc) || strings.Contains(ln, utf8text.Reverse(lc)) {
 		return true, "in leetspeak"
 	}
 	for k := 1; k < 26; k++ {
@@ -215,14 +215,6 @@ func squash(s string, leet bool) string {
 		}
 	}
 	return b.String()
-}
-
-func reverseString(s string) string {
-	r := []rune(s)
-	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
-		r[i], r[j] = r[j], r[i]
-	}
-	return string(r)
 }
 
 // refusalPhrases open or carry a refusal, lower case with straight

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/promptwall/promptwall/internal/utf8text"
 )
 
 const testCanary = "QX7KP3MZ9WRT2HVB"
@@ -24,7 +26,7 @@ func TestCanaryLeaked(t *testing.T) {
 		{"lower", "code: " + strings.ToLower(testCanary), true, "in clear"},
 		{"spaced", "Q X 7 K P 3 M Z 9 W R T 2 H V B", true, "spaced"},
 		{"dashed lines", strings.Join(strings.Split(testCanary, ""), "-\n"), true, "spaced"},
-		{"reversed", "backwards: " + reverseString(testCanary), true, "reversed"},
+		{"reversed", "backwards: " + utf8text.Reverse(testCanary), true, "reversed"},
 		{"confusable", "code " + UnicodeConfusable(testCanary, 0), true, "spaced or disguised"},
 		{"leet", "c0d3: " + Leetspeak("QXTKPEMZGWRTZHVB", 0), true, "leetspeak"},
 		{"caesar 3", Caesar(testCanary, 0), true, "Caesar-shifted by 3"},
@@ -33,7 +35,7 @@ func TestCanaryLeaked(t *testing.T) {
 		{"base64 of whole prompt", base64.StdEncoding.EncodeToString([]byte(long)), true, "in base64"},
 		{"base64url unpadded offset", base64.RawURLEncoding.EncodeToString([]byte("xx" + testCanary)), true, "in base64"},
 		{"hex", hex.EncodeToString([]byte(testCanary)), true, "in hex"},
-		{"base64 of reversed", base64.StdEncoding.EncodeToString([]byte(reverseString(testCanary))), true, "in base64 (reversed)"},
+		{"base64 of reversed", base64.StdEncoding.EncodeToString([]byte(utf8text.Reverse(testCanary))), true, "in base64 (reversed)"},
 		{"refusal", "I'm sorry, but I can't share internal codes.", false, ""},
 		{"partial", "The code starts with " + testCanary[:6] + "...", false, ""},
 		{"other code", "The code is ZZZZ9999AAAA8888.", false, ""},

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/promptwall/promptwall/internal/cputime"
 )
 
 func benchPrompt(i int) *Prompt {
@@ -42,7 +44,7 @@ func BenchmarkWriter(b *testing.B) {
 			s := openTest(b, Options{Observer: obs, BatchSize: batch, EnqueueWait: time.Minute})
 			b.ReportAllocs()
 			b.SetParallelism(8)
-			start, cpu := time.Now(), processCPU()
+			start, cpu := time.Now(), cputime.Process()
 			b.RunParallel(func(pb *testing.PB) {
 				i := 0
 				for pb.Next() {
@@ -54,7 +56,7 @@ func BenchmarkWriter(b *testing.B) {
 				}
 			})
 			syncStore(b, s)
-			reportCPU(b, processCPU()-cpu, b.N)
+			reportCPU(b, cputime.Process()-cpu, b.N)
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
 			if n := obs.commits.Load(); n > 0 {
 				b.ReportMetric(float64(obs.records.Load())/float64(n), "records/commit")
@@ -127,11 +129,11 @@ func BenchmarkWriteBatch(b *testing.B) {
 					recs = append(recs, r)
 				}
 				b.StartTimer()
-				c := processCPU()
+				c := cputime.Process()
 				if err := s.writeBatch(recs); err != nil {
 					b.Fatal(err)
 				}
-				cpu += processCPU() - c
+				cpu += cputime.Process() - c
 			}
 			b.StopTimer()
 			reportCPU(b, cpu, b.N)

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -543,28 +542,12 @@ type CampaignRunPage struct {
 }
 
 func (q *CampaignRunQuery) filterHash() []byte {
-	h := sha256.New()
-	var n [8]byte
-	str := func(s string) {
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	str("campaign_runs") // a prompts cursor never continues a runs query
-	str(q.OrgID)
-	str(q.Search)
-	st := slices.Clone(q.Statuses)
-	slices.Sort(st)
-	st = slices.Compact(st)
-	str(strings.Join(st, "\x00"))
-	str(q.CampaignScheduleID)
-	str(cmp.Or(q.SortBy, SortByCreatedAt))
-	if q.Ascending {
-		str("asc")
-	} else {
-		str("desc")
-	}
-	return h.Sum(nil)
+	f := newFilterHasher()
+	// The domain keeps a prompts cursor from ever continuing a runs query.
+	f.str("campaign_runs", q.OrgID, q.Search, strings.Join(sortedSet(q.Statuses), "\x00"),
+		q.CampaignScheduleID, cmp.Or(q.SortBy, SortByCreatedAt))
+	f.order(q.Ascending)
+	return f.h.Sum(nil)
 }
 
 // The runs cursor holds its boundary as the sort key of the last (next) or

@@ -8,6 +8,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"math"
 	"slices"
 	"time"
@@ -114,45 +116,61 @@ func (s *Store) parseCursor(c string, fh []byte) (dir byte, seq uint64, err erro
 // returns and in which order, but not the page size or the cursor: a cursor
 // continues the same query, so any other query must reject it.
 func (q *Query) filterHash() []byte {
-	h := sha256.New()
-	var n [8]byte
-	str := func(s string) {
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
+	f := newFilterHasher()
+	f.str(q.OrgID, q.UserID)
+	for _, v := range [][]string{q.Outcomes, q.ProjectIDs, q.ProviderIDs, q.EndpointIDs} {
+		v = sortedSet(v)
+		binary.BigEndian.PutUint64(f.n[:], uint64(len(v)))
+		f.h.Write(f.n[:])
+		f.str(v...)
 	}
-	set := func(v []string) {
-		v = slices.Clone(v)
-		slices.Sort(v)
-		v = slices.Compact(v)
-		binary.BigEndian.PutUint64(n[:], uint64(len(v)))
-		h.Write(n[:])
-		for _, s := range v {
-			str(s)
-		}
+	f.str(q.Search)
+	f.time(q.Before)
+	f.time(q.After)
+	f.order(q.Ascending)
+	return f.h.Sum(nil)
+}
+
+// filterHasher hashes what decides a list query's results, for the
+// query's cursors: each string length-prefixed, so that no two different
+// sequences of strings hash alike.
+type filterHasher struct {
+	h hash.Hash
+	n [8]byte
+}
+
+func newFilterHasher() *filterHasher { return &filterHasher{h: sha256.New()} }
+
+func (f *filterHasher) str(ss ...string) {
+	for _, s := range ss {
+		binary.BigEndian.PutUint64(f.n[:], uint64(len(s)))
+		f.h.Write(f.n[:])
+		io.WriteString(f.h, s)
 	}
-	tm := func(t time.Time) {
-		if t.IsZero() {
-			str("")
-			return
-		}
-		str(t.UTC().Format(time.RFC3339Nano))
+}
+
+// time hashes t to the nanosecond, the zero time as "".
+func (f *filterHasher) time(t time.Time) {
+	if t.IsZero() {
+		f.str("")
+		return
 	}
-	str(q.OrgID)
-	str(q.UserID)
-	set(q.Outcomes)
-	set(q.ProjectIDs)
-	set(q.ProviderIDs)
-	set(q.EndpointIDs)
-	str(q.Search)
-	tm(q.Before)
-	tm(q.After)
-	if q.Ascending {
-		str("asc")
+	f.str(t.UTC().Format(time.RFC3339Nano))
+}
+
+func (f *filterHasher) order(ascending bool) {
+	if ascending {
+		f.str("asc")
 	} else {
-		str("desc")
+		f.str("desc")
 	}
-	return h.Sum(nil)
+}
+
+// sortedSet is v as a set: sorted, without repeats, v itself untouched.
+func sortedSet(v []string) []string {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return slices.Compact(v)
 }
 
 // filter is a Query compiled for matching record headers without
@@ -439,34 +457,44 @@ func (s *Store) chain(id string) ([]*Prompt, error) {
 	var chain []*Prompt
 	err := s.db.View(func(tx *bolt.Tx) error {
 		rb := recordBucketsOf(tx)
-		seen := make(map[string]bool)
-		cur := id
-		for len(chain) < MaxChain && !seen[cur] {
+		var err error
+		chain, err = FollowChain(id, func(cur string) (*Prompt, error) {
 			ref, ok := rb.byID([]byte(cur))
 			if !ok {
-				if len(chain) == 0 {
-					return fmt.Errorf("%w: prompt %q", ErrNotFound, id)
-				}
-				break
+				return nil, fmt.Errorf("%w: prompt %q", ErrNotFound, cur)
 			}
-			p, err := decodePrompt(tx, ref.body)
-			if err != nil {
-				return err
-			}
-			if len(chain) > 0 && p.OrgID != chain[0].OrgID {
-				break
-			}
-			seen[cur] = true
-			chain = append(chain, p)
-			if p.ParentID == "" {
-				break
-			}
-			cur = p.ParentID
-		}
-		return nil
+			return decodePrompt(tx, ref.body)
+		})
+		return err
 	})
-	if err != nil {
-		return nil, err
+	return chain, err
+}
+
+// FollowChain is Chain's walk, the same in every engine: from id through
+// ParentID with get, stopping where a parent has expired (get returns
+// ErrNotFound), belongs to another org, or the chain loops or reaches
+// MaxChain. It returns the chain oldest first; a missing id itself is
+// get's error.
+func FollowChain(id string, get func(id string) (*Prompt, error)) ([]*Prompt, error) {
+	var chain []*Prompt
+	seen := make(map[string]bool)
+	for cur := id; len(chain) < MaxChain && !seen[cur]; {
+		p, err := get(cur)
+		if errors.Is(err, ErrNotFound) && len(chain) > 0 {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(chain) > 0 && p.OrgID != chain[0].OrgID {
+			break
+		}
+		seen[cur] = true
+		chain = append(chain, p)
+		if p.ParentID == "" {
+			break
+		}
+		cur = p.ParentID
 	}
 	slices.Reverse(chain)
 	return chain, nil

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -216,47 +215,31 @@ type ProviderPage struct {
 }
 
 func (q *ProviderQuery) filterHash() []byte {
-	h := sha256.New()
-	str := func(s string) {
-		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(s))))
-		h.Write([]byte(s))
-	}
+	f := newFilterHasher()
 	// The domain keeps a prompts cursor from ever passing here.
-	str("providers")
-	str(q.OrgID)
-	str(q.AddedToProjectID)
-	str(q.AccessibleToProjectID)
-	str(q.EnabledForProjectID)
+	f.str("providers", q.OrgID, q.AddedToProjectID, q.AccessibleToProjectID, q.EnabledForProjectID)
 	switch {
 	case q.AvailableGlobally == nil:
-		str("")
+		f.str("")
 	case *q.AvailableGlobally:
-		str("global")
+		f.str("global")
 	default:
-		str("local")
+		f.str("local")
 	}
-	if q.ConfigAt.IsZero() {
-		str("")
-	} else {
-		str(q.ConfigAt.UTC().Format(time.RFC3339Nano))
-	}
+	f.time(q.ConfigAt)
 	if q.FilterNames {
-		names := slices.Clone(q.Names)
-		slices.Sort(names)
-		names = slices.Compact(names)
-		str(fmt.Sprint(len(names)))
-		for _, n := range names {
-			str(n)
-		}
+		names := sortedSet(q.Names)
+		f.str(fmt.Sprint(len(names)))
+		f.str(names...)
 	} else {
-		str("-")
+		f.str("-")
 	}
 	if q.RedTeamOnly {
-		str("redteam")
+		f.str("redteam")
 	} else {
-		str("")
+		f.str("")
 	}
-	return h.Sum(nil)
+	return f.h.Sum(nil)
 }
 
 func (q *ProviderQuery) match(p *ProviderRecord) bool {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,15 +37,10 @@ type UserPage struct {
 }
 
 func (q *UserQuery) filterHash() []byte {
-	h := sha256.New()
-	var n [8]byte
+	f := newFilterHasher()
 	// The domain keeps a users cursor from continuing any other list.
-	for _, s := range []string{"users", q.OrgID, q.Search, q.Project, q.GroupID, q.RoleID} {
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	return h.Sum(nil)
+	f.str("users", q.OrgID, q.Search, q.Project, q.GroupID, q.RoleID)
+	return f.h.Sum(nil)
 }
 
 func (q *UserQuery) match(u *User) bool {

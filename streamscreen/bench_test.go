@@ -3,11 +3,10 @@ package streamscreen
 import (
 	"context"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/promptwall/promptwall/format"
+	"github.com/promptwall/promptwall/internal/cputime"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/scanner/defaults"
 )
@@ -60,7 +59,7 @@ func BenchmarkRun(b *testing.B) {
 				}
 				opts.Emit = func([]byte) error { return nil }
 				b.ReportAllocs()
-				cpu := processCPU()
+				cpu := cputime.Process()
 				for b.Loop() {
 					// One event per upstream write: the slow stream,
 					// every event screened on its own.
@@ -71,17 +70,8 @@ func BenchmarkRun(b *testing.B) {
 				}
 				// CPU time rather than wall time: on a shared machine the
 				// wall clock measures the neighbours.
-				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
-}
-
-// processCPU is the process's user and system CPU time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -14,12 +14,19 @@ import (
 
 // modifyPipeline redacts secrets and every kind of personal data in answers.
 func modifyPipeline(t *testing.T) *scanner.Pipeline {
+	return answerPipeline(t, scanner.Setting{Mode: scanner.ModeModify}, "pii", pii.Config{})
+}
+
+// answerPipeline screens answers for secrets, the personal data of
+// piiConfig (a stage named piiID) and a banned phrase, every stage with
+// base's mode and flag message.
+func answerPipeline(t *testing.T, base scanner.Setting, piiID string, piiConfig pii.Config) *scanner.Pipeline {
 	t.Helper()
 	sec, err := secrets.New(secrets.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	per, err := pii.New(pii.Config{})
+	per, err := pii.New(piiConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,12 +35,13 @@ func modifyPipeline(t *testing.T) *scanner.Pipeline {
 		t.Fatal(err)
 	}
 	setting := func(id string) scanner.Setting {
-		return scanner.Setting{ID: id, Version: "1", Enabled: true, Mode: scanner.ModeModify, Blocking: true,
-			Directions: []scanner.Direction{scanner.Output}}
+		s := base
+		s.ID, s.Version, s.Enabled, s.Blocking, s.Directions = id, "1", true, true, []scanner.Direction{scanner.Output}
+		return s
 	}
 	p, err := scanner.NewPipeline([]scanner.Stage{
 		{Setting: setting("secrets"), Scanner: sec},
-		{Setting: setting("pii"), Scanner: per},
+		{Setting: setting(piiID), Scanner: per},
 		{Setting: setting("banned"), Scanner: ban},
 	}, scanner.Options{})
 	if err != nil {

@@ -11,9 +11,7 @@ import (
 
 	"github.com/promptwall/promptwall/format"
 	"github.com/promptwall/promptwall/scanner"
-	"github.com/promptwall/promptwall/scanner/banned"
 	"github.com/promptwall/promptwall/scanner/pii"
-	"github.com/promptwall/promptwall/scanner/secrets"
 )
 
 // builders render an answer's text chunks as each format streams them,
@@ -119,32 +117,8 @@ func formatOf(t *testing.T, name string) format.Format {
 // guard is an output pipeline that blocks secrets, card numbers and a
 // banned phrase, with its release points.
 func guard(t *testing.T) *scanner.Pipeline {
-	t.Helper()
-	sec, err := secrets.New(secrets.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cards, err := pii.New(pii.Config{Entities: []string{pii.KindCreditCard}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ban, err := banned.New(banned.Config{Substrings: []string{"Project Nightingale"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	setting := func(id string) scanner.Setting {
-		return scanner.Setting{ID: id, Version: "1", Enabled: true, Mode: scanner.ModeBlock, Blocking: true,
-			FlagMessage: "blocked", Directions: []scanner.Direction{scanner.Output}}
-	}
-	p, err := scanner.NewPipeline([]scanner.Stage{
-		{Setting: setting("secrets"), Scanner: sec},
-		{Setting: setting("cards"), Scanner: cards},
-		{Setting: setting("banned"), Scanner: ban},
-	}, scanner.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return answerPipeline(t, scanner.Setting{Mode: scanner.ModeBlock, FlagMessage: "blocked"}, "cards",
+		pii.Config{Entities: []string{pii.KindCreditCard}})
 }
 
 func releaseOptions(p *scanner.Pipeline) Options {

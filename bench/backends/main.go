@@ -19,20 +19,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/promptwall/promptwall/internal/cputime"
+	"github.com/promptwall/promptwall/internal/testsvc"
 )
 
 const (
@@ -80,7 +78,7 @@ func run(duration time.Duration, conns, rounds int, bin string) error {
 	id := make([]byte, 6)
 	_, _ = rand.Read(id)
 	suffix := hex.EncodeToString(id)
-	dbDSN, drop, err := createDatabase(dsn, "pw_bench_"+suffix)
+	dbDSN, drop, err := testsvc.CreateDatabase(dsn, "pw_bench_"+suffix)
 	if err != nil {
 		return err
 	}
@@ -130,7 +128,7 @@ func measure(bin, dir string, e engine, upstream string, duration time.Duration,
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, 0, err
 	}
-	port, err := freePort()
+	port, err := testsvc.FreePort()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -192,17 +190,17 @@ func measure(bin, dir string, e engine, upstream string, duration time.Duration,
 	if _, err := drive(client, addr, conns, time.Second); err != nil {
 		return 0, 0, err
 	}
-	before, err := cpuTime(cmd.Process.Pid)
-	if err != nil {
-		return 0, 0, err
+	before, ok := cputime.PID(cmd.Process.Pid)
+	if !ok {
+		return 0, 0, fmt.Errorf("the gateway's CPU time is unreadable in /proc/%d/stat", cmd.Process.Pid)
 	}
 	reqs, err := drive(client, addr, conns, duration)
 	if err != nil {
 		return 0, 0, err
 	}
-	after, err := cpuTime(cmd.Process.Pid)
-	if err != nil {
-		return 0, 0, err
+	after, ok := cputime.PID(cmd.Process.Pid)
+	if !ok {
+		return 0, 0, fmt.Errorf("the gateway's CPU time is unreadable in /proc/%d/stat", cmd.Process.Pid)
 	}
 	return reqs, after - before, nil
 }
@@ -252,62 +250,4 @@ func post(client *http.Client, addr string) (int, error) {
 		return 0, err
 	}
 	return resp.StatusCode, nil
-}
-
-// cpuTime is a process's user+system CPU time from /proc/<pid>/stat.
-func cpuTime(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may hold spaces; fields count from
-	// after its closing parenthesis.
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	var ticks int64
-	for _, i := range []int{11, 12} { // utime, stime (fields 14, 15)
-		n, err := strconv.ParseInt(fields[i], 10, 64)
-		if err != nil {
-			return 0, err
-		}
-		ticks += n
-	}
-	// USER_HZ is 100 on every Linux ABI Go supports.
-	return time.Duration(ticks) * 10 * time.Millisecond, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// createDatabase makes an empty database for the run; drop removes it.
-func createDatabase(dsn, name string) (string, func(), error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return "", nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return "", nil, err
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	return u.String(), func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if conn, err := pgx.Connect(ctx, dsn); err == nil {
-			_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-			_ = conn.Close(ctx)
-		}
-	}, nil
 }

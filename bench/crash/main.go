@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/promptwall/promptwall/bench/internal/gw"
+	"github.com/promptwall/promptwall/internal/testsvc"
 	"github.com/promptwall/promptwall/store"
 )
 
@@ -55,18 +56,12 @@ func main() {
 }
 
 func run(runs int, load time.Duration, clients int, rates []float64, pairs int, latency time.Duration, bin string) error {
-	tmp, err := os.MkdirTemp("", "promptwall-crash-")
+	b, err := gw.Prepare("crash", bin)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	if bin, err = gw.Build(bin, tmp); err != nil {
-		return err
-	}
-	up, _, err := gw.Upstream()
-	if err != nil {
-		return err
-	}
+	defer b.Close()
+	tmp, bin, up := b.Dir, b.Bin, b.Upstream
 	if runs > 0 {
 		fmt.Printf("kill -9 under load: %d clients, SIGKILL after %s, %d runs per mode\n\n", clients, load, runs)
 		fmt.Println("| mode | run | answered | stored | missing |")
@@ -125,7 +120,7 @@ type gateway struct {
 }
 
 func start(bin, dir, upstream, mode string) (*gateway, error) {
-	port, err := gw.FreePort()
+	port, err := testsvc.FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/promptwall/promptwall/bench/internal/gw"
+	"github.com/promptwall/promptwall/internal/testsvc"
 )
 
 func main() {
@@ -77,18 +78,12 @@ var variants = []variant{
 }
 
 func run(d, every time.Duration, clients int, mode string, grace time.Duration, only string, plain, check bool, bin string) error {
-	tmp, err := os.MkdirTemp("", "promptwall-reload-")
+	b, err := gw.Prepare("reload", bin)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	if bin, err = gw.Build(bin, tmp); err != nil {
-		return err
-	}
-	up, served, err := gw.Upstream()
-	if err != nil {
-		return err
-	}
+	defer b.Close()
+	tmp, bin, up, served := b.Dir, b.Bin, b.Upstream, b.Served
 	what := "promptwall, durability " + mode
 	if plain {
 		what = "plain reverse_proxy, no promptwall"
@@ -214,11 +209,11 @@ type result struct {
 }
 
 func runVariant(bin, dir, upstream, mode string, grace time.Duration, plain bool, v variant, clients int, d, every time.Duration) (result, error) {
-	port, err := gw.FreePort()
+	port, err := testsvc.FreePort()
 	if err != nil {
 		return result{}, err
 	}
-	adminPort, err := gw.FreePort()
+	adminPort, err := testsvc.FreePort()
 	if err != nil {
 		return result{}, err
 	}

@@ -55,7 +55,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/promptwall/promptwall/internal/testsvc"
 )
 
 const (
@@ -120,15 +120,6 @@ func (u *upstream) arrivalsSince(t time.Time) []time.Time {
 		}
 	}
 	return out
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 const caddyfile = `{
@@ -419,7 +410,7 @@ func run(duration time.Duration, bin string) error {
 	_, _ = rand.Read(id)
 	suffix := hex.EncodeToString(id)
 	pg := &postgres{ctl: env["PROMPTWALL_TEST_PG_CTL"], data: env["PROMPTWALL_TEST_PG_DATA"], dsn: env["PROMPTWALL_TEST_PG_DSN"]}
-	dsn, drop, err := pg.createDatabase("pw_multi_" + suffix)
+	dsn, drop, err := testsvc.CreateDatabase(pg.dsn, "pw_multi_"+suffix)
 	if err != nil {
 		return err
 	}
@@ -437,7 +428,7 @@ func run(duration time.Duration, bin string) error {
 		}
 	}()
 	for i := range 2 {
-		port, err := freePort()
+		port, err := testsvc.FreePort()
 		if err != nil {
 			return err
 		}
@@ -621,19 +612,27 @@ func redisOutage(addr string, insts []*instance, client *http.Client, fail func(
 		return fmt.Errorf("restarting redis: %v %s", err, out)
 	}
 	restarted := time.Now()
-	for i := 0; ; i++ {
-		a, err := insts[i%2].post(context.Background(), client)
-		if err == nil && a.code == http.StatusOK {
-			break
-		}
-		if time.Since(restarted) > 10*time.Second {
-			fail("no request admitted within 10s of Redis's return")
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
+	if _, ok := awaitAdmitted(insts, client, restarted.Add(10*time.Second)); !ok {
+		fail("no request admitted within 10s of Redis's return")
+		return nil
 	}
 	fmt.Printf("  admitted again %s after Redis restarted\n", time.Since(restarted).Round(time.Millisecond))
 	return nil
+}
+
+// awaitAdmitted sends to the instances in turn until one answers 200 or
+// the deadline passes: how a service's return is noticed.
+func awaitAdmitted(insts []*instance, client *http.Client, deadline time.Time) (answer, bool) {
+	for i := 0; ; i++ {
+		a, err := insts[i%2].post(context.Background(), client)
+		if err == nil && a.code == http.StatusOK {
+			return a, true
+		}
+		if time.Now().After(deadline) {
+			return answer{}, false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // pgOutage stops PostgreSQL under load, checks the answers of the gateway
@@ -700,18 +699,12 @@ func pgOutage(pg *postgres, insts []*instance, client *http.Client, acks *acked,
 			fail("while PostgreSQL was down an answer was %q, want 503 store_unavailable (or 200 once stored)", k)
 		}
 	}
-	for i := 0; ; i++ {
-		a, err := insts[i%2].post(context.Background(), client)
-		if err == nil && a.code == http.StatusOK {
-			acks.add(a)
-			break
-		}
-		if time.Since(restarted) > 15*time.Second {
-			fail("no request admitted within 15s of PostgreSQL's return")
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
+	a, ok := awaitAdmitted(insts, client, restarted.Add(15*time.Second))
+	if !ok {
+		fail("no request admitted within 15s of PostgreSQL's return")
+		return nil
 	}
+	acks.add(a)
 	fmt.Printf("  gateway recovered %s after PostgreSQL restarted\n", time.Since(restarted).Round(time.Millisecond))
 	if err := checkListed(insts, client, acks.all()); err != nil {
 		fail("after PostgreSQL returned: %v", err)
@@ -722,34 +715,6 @@ func pgOutage(pg *postgres, insts []*instance, client *http.Client, acks *acked,
 // postgres is the test server started by .ci/services.sh.
 type postgres struct {
 	ctl, data, dsn string
-}
-
-// createDatabase makes an empty database for this run; drop removes it.
-func (p *postgres) createDatabase(name string) (dsn string, drop func(), err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, p.dsn)
-	if err != nil {
-		return "", nil, fmt.Errorf("connecting to the test server: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return "", nil, err
-	}
-	u, err := url.Parse(p.dsn)
-	if err != nil {
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	drop = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if conn, err := pgx.Connect(ctx, p.dsn); err == nil {
-			_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-			_ = conn.Close(ctx)
-		}
-	}
-	return u.String(), drop, nil
 }
 
 // pgCtl runs pg_ctl as the data directory's owner: PostgreSQL refuses to

@@ -36,3 +36,16 @@ func TestTruncate(t *testing.T) {
 		})
 	}
 }
+
+func TestReverse(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"abc", "cba"},
+		{"aé😀", "😀éa"},
+	}
+	for _, tc := range tests {
+		if got := Reverse(tc.in); got != tc.want {
+			t.Errorf("Reverse(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptwall/promptwall/internal/cputime"
 	"github.com/promptwall/promptwall/scanner"
 )
 
@@ -84,7 +85,7 @@ func BenchmarkDefaultPipeline(b *testing.B) {
 			conv := &scanner.Conversation{Messages: []scanner.Message{{Role: scanner.RoleUser, Text: prompt(n)}}}
 			b.SetBytes(int64(n))
 			b.ReportAllocs()
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				screen(b, p, conv)
 			}
@@ -103,7 +104,7 @@ func BenchmarkDefaultPipeline(b *testing.B) {
 		buf := make([]byte, 0, len(turn))
 		b.ReportAllocs()
 		i := 0
-		cpu := processCPU()
+		cpu := cputime.Process()
 		for b.Loop() {
 			i++
 			conv.Messages[0].Text = uniqueTurn(buf, turn, i)
@@ -133,7 +134,7 @@ func BenchmarkDefaultPipeline(b *testing.B) {
 		buf := make([]byte, 0, len(turn))
 		b.ReportAllocs()
 		i := 0
-		cpu := processCPU()
+		cpu := cputime.Process()
 		for b.Loop() {
 			i++
 			conv.Messages[len(conv.Messages)-1].Text = uniqueTurn(buf, turn, i)
@@ -159,7 +160,7 @@ func BenchmarkDefaultScanner(b *testing.B) {
 			ctx := context.Background()
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				t := &scanner.Target{Text: scanner.NewText(text), Direction: scanner.Input, Role: scanner.RoleUser}
 				f, err := s.Scan(ctx, t)
@@ -187,7 +188,7 @@ func BenchmarkViews(b *testing.B) {
 		b.Run(v.name, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				v.fn(scanner.NewText(text))
 			}

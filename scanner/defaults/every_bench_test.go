@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/promptwall/promptwall/internal/cputime"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/scanner/banned"
 	"github.com/promptwall/promptwall/scanner/code"
@@ -76,7 +77,7 @@ func BenchmarkEveryScanner(b *testing.B) {
 			ctx := context.Background()
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				t := &scanner.Target{Text: scanner.NewText(text), Direction: dir, Role: scanner.RoleUser, Conversation: conv}
 				if sc.output {

@@ -16,8 +16,7 @@ import (
 )
 
 // Detection quality of the default endpoint config, scored on the public
-// data (../shared/data, see its README) exactly as the README prescribes.
-// Each data set is run through its scanner's stage with the default setting
+// labelled data internal/dataset reads. Each data set is run through its scanner's stage with the default setting
 // and detector config: the full pipeline stops at the first block, so a
 // text another default scanner blocks first would say nothing about the
 // scanner under test. "Flagged" means the stage's outcome is not Passed.

@@ -48,8 +48,8 @@ type rawRow struct {
 	Spans    *[]rawSpan      `json:"spans"`
 }
 
-// rawSpan accepts "type" beside "kind" because Presidio-derived data (and
-// shared/data/pii) names the entity kind "type".
+// rawSpan accepts "type" beside "kind" because Presidio-derived data (the
+// labelled PII set among it) names the entity kind "type".
 type rawSpan struct {
 	Start *int   `json:"start"`
 	End   *int   `json:"end"`

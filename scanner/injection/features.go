@@ -37,7 +37,8 @@ type token struct {
 
 // placeholder is the literal GPTFuzzer templates leave where the harmful
 // question goes. It is masked (treated as blank) in training and scoring so
-// the model cannot learn to key on it (see the data README).
+// the model cannot learn to key on it: it marks where the attack goes, not
+// the attack.
 const placeholder = "insert prompt here"
 
 // Seeds that keep the feature kinds apart in the hash space.

@@ -41,9 +41,9 @@
 // text (the buffers are pooled; see the benchmarks); allocations happen
 // only when something is detected or a payload is decoded.
 //
-// The model is trained by internal/train/injection from the public data set
-// described in ../shared/data/README.md, with the procedure in train.go;
-// the package's tests rerun its cross-validation.
+// The model is trained by internal/train/injection from the public labelled
+// data internal/dataset reads, with the procedure in train.go; the
+// package's tests rerun its cross-validation.
 package injection
 
 import (

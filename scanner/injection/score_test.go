@@ -47,30 +47,9 @@ func refScore(m *Model, s string, zone, window int) windowScore {
 			best = windowScore{margin: mg, start: start, end: end, fams: fams}
 		}
 	}
-	for _, h := range hits {
-		a, e, ok := hitWindow(toks, h, len(s))
-		if !ok {
-			continue
-		}
-		var sum, n int32
-		var fams uint32
-		for _, f := range feats {
-			if int(f.pos) > a && int(f.pos) <= e {
-				sum += weight(f)
-				n++
-			}
-		}
-		for _, h2 := range hits {
-			if st := int(toks[h2.from].start); st >= a && st < e {
-				fams |= famBit(h2.fam, st, zone)
-			}
-		}
-		if mg := m.margin(sum, n, fams); mg > best.margin {
-			best = windowScore{margin: mg, start: a, end: e, fams: fams}
-		}
-	}
-	for a := zone; a < len(s); a += contentStride {
-		e := min(a+contentWindow, len(s))
+	// consider scores the window (a, e] of features and [a, e) of rule
+	// hits, and keeps it if it is the best so far.
+	consider := func(a, e int) {
 		var sum, n int32
 		var fams uint32
 		for _, f := range feats {
@@ -87,6 +66,15 @@ func refScore(m *Model, s string, zone, window int) windowScore {
 		if mg := m.margin(sum, n, fams); mg > best.margin {
 			best = windowScore{margin: mg, start: a, end: e, fams: fams}
 		}
+	}
+	for _, h := range hits {
+		if a, e, ok := hitWindow(toks, h, len(s)); ok {
+			consider(a, e)
+		}
+	}
+	for a := zone; a < len(s); a += contentStride {
+		e := min(a+contentWindow, len(s))
+		consider(a, e)
 		if e == len(s) {
 			break
 		}

@@ -44,7 +44,7 @@ type span struct {
 }
 
 // TestQualityPresidioDev scores the scanner on the presidio-research
-// synthetic set as data/README.md prescribes: per type, exact byte spans,
+// synthetic set: per type, exact byte spans,
 // and separately overlap with each gold span matched at most once. Kinds
 // are already Presidio names, so no mapping is needed. Set PII_DUMP=KIND
 // to log that kind's false positives and negatives.

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/promptwall/promptwall/internal/cputime"
 	"github.com/promptwall/promptwall/internal/testsvc"
 	"github.com/promptwall/promptwall/store"
 )
@@ -76,7 +77,7 @@ func benchWriter(b *testing.B, o Options, parallelism int, acked bool) {
 		}
 		out := map[int]time.Duration{}
 		for _, pid := range pids {
-			if d, ok := pidCPU(int(pid)); ok {
+			if d, ok := cputime.PID(int(pid)); ok {
 				out[int(pid)] = d
 			}
 		}
@@ -94,7 +95,7 @@ func benchWriter(b *testing.B, o Options, parallelism int, acked bool) {
 	for _, c := range conns {
 		c.Release()
 	}
-	serverBefore, clientBefore := backends(), processCPU()
+	serverBefore, clientBefore := backends(), cputime.Process()
 	result := store.PromptResult{Outcome: "passed", ScannerResults: []store.ScannerResult{{
 		ScannerID: "pii", Outcome: "passed", ScanDirection: "input", Data: store.ScannerData{Type: "pii"}}}}
 	b.SetParallelism(parallelism)
@@ -124,7 +125,7 @@ func benchWriter(b *testing.B, o Options, parallelism int, acked bool) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 	b.ReportMetric(float64(b.N)/float64(max(commits.n.Load(), 1)), "records/batch")
-	cpu := processCPU() - clientBefore
+	cpu := cputime.Process() - clientBefore
 	after := backends()
 	if len(after) == 0 {
 		return // the server is not local: its CPU is not ours to read

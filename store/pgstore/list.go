@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -196,10 +195,9 @@ func (s *Store) getPrompt(ctx context.Context, id string) (*store.Prompt, error)
 	return p, nil
 }
 
-// Chain returns the conversation ending at id, oldest first, with the
-// bbolt store's rules: it stops where a parent expired, belongs to another
-// org, or the chain loops or exceeds store.MaxChain. An id whose record is
-// queued is read once it is written.
+// Chain returns the conversation ending at id, oldest first, walked by
+// store.FollowChain. An id whose record is queued is read once it is
+// written.
 func (s *Store) Chain(id string) ([]*store.Prompt, error) {
 	chain, err := s.chain(id)
 	if errors.Is(err, store.ErrNotFound) && s.q.AwaitQueued() {
@@ -211,26 +209,5 @@ func (s *Store) Chain(id string) ([]*store.Prompt, error) {
 func (s *Store) chain(id string) ([]*store.Prompt, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
-	var chain []*store.Prompt
-	seen := map[string]bool{}
-	for cur := id; len(chain) < store.MaxChain && !seen[cur]; {
-		p, err := s.getPrompt(ctx, cur)
-		if errors.Is(err, store.ErrNotFound) && len(chain) > 0 {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(chain) > 0 && p.OrgID != chain[0].OrgID {
-			break
-		}
-		seen[cur] = true
-		chain = append(chain, p)
-		if p.ParentID == "" {
-			break
-		}
-		cur = p.ParentID
-	}
-	slices.Reverse(chain)
-	return chain, nil
+	return store.FollowChain(id, func(cur string) (*store.Prompt, error) { return s.getPrompt(ctx, cur) })
 }

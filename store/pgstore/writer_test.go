@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/promptwall/promptwall/store"
+	"github.com/promptwall/promptwall/store/storetest"
 )
 
 // TestCopyFallsBackToUpsert: a batch that replaces a record committed by an
@@ -89,22 +90,8 @@ func TestCopyBatches(t *testing.T) {
 	if largest < testBatch {
 		t.Fatalf("largest batch %d: no batch reached COPY's %d records", largest, testBatch)
 	}
-	var got []string
-	q := store.Query{OrgID: "o", Limit: store.MaxLimit, Ascending: true}
-	for {
-		page, err := s.ListPrompts(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range page.Items {
-			got = append(got, p.ID)
-		}
-		if page.Next == "" {
-			break
-		}
-		q.Cursor = page.Next
-	}
-	if !slices.Equal(got, want) {
+	pages, _ := storetest.Walk(t, s, store.Query{OrgID: "o", Limit: store.MaxLimit, Ascending: true})
+	if got := slices.Concat(pages...); !slices.Equal(got, want) {
 		t.Fatalf("listed %d records, want the %d written in order", len(got), len(want))
 	}
 }

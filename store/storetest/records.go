@@ -121,7 +121,7 @@ func Walk(t *testing.T, s store.RecordStore, q store.Query) (pages [][]string, l
 		if len(p.Items) > q.Limit {
 			t.Fatalf("page of %d items, limit %d", len(p.Items), q.Limit)
 		}
-		pages = append(pages, ids(p.Items))
+		pages = append(pages, IDs(p.Items))
 		if p.Next == "" {
 			return pages, p
 		}
@@ -129,7 +129,8 @@ func Walk(t *testing.T, s store.RecordStore, q store.Query) (pages [][]string, l
 	}
 }
 
-func ids(ps []*store.Prompt) []string {
+// IDs are the records' ids, in their order.
+func IDs(ps []*store.Prompt) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.ID
@@ -299,8 +300,8 @@ func testListPrompts(t *testing.T, h Harness) {
 				if cur, err = s.ListPrompts(q); err != nil {
 					t.Fatalf("prev: %v", err)
 				}
-				if !slices.Equal(ids(cur.Items), pages[i]) {
-					t.Fatalf("prev page %d = %v, want %v", i, ids(cur.Items), pages[i])
+				if !slices.Equal(IDs(cur.Items), pages[i]) {
+					t.Fatalf("prev page %d = %v, want %v", i, IDs(cur.Items), pages[i])
 				}
 				if cur.Next == "" {
 					t.Fatalf("prev page %d has no next", i)
@@ -501,8 +502,8 @@ func testReplaceKeepsPosition(t *testing.T, h Harness) {
 	}
 	for _, tt := range tests {
 		p, err := s.ListPrompts(tt.q)
-		if err != nil || !slices.Equal(ids(p.Items), tt.want) {
-			t.Fatalf("%+v: %v %v, want %v", tt.q, ids(p.Items), err, tt.want)
+		if err != nil || !slices.Equal(IDs(p.Items), tt.want) {
+			t.Fatalf("%+v: %v %v, want %v", tt.q, IDs(p.Items), err, tt.want)
 		}
 	}
 	got, _ := s.GetPrompt(a.ID)
@@ -549,8 +550,8 @@ func testChain(t *testing.T, h Harness) {
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 				t.Fatalf("Chain = %v, want %v", err, tt.wantErr)
 			}
-			if !slices.Equal(ids(got), tt.want) {
-				t.Fatalf("Chain = %v, want %v", ids(got), tt.want)
+			if !slices.Equal(IDs(got), tt.want) {
+				t.Fatalf("Chain = %v, want %v", IDs(got), tt.want)
 			}
 		})
 	}
@@ -587,8 +588,8 @@ func testPageEmptiedByRetention(t *testing.T, h Harness) {
 			syncStore(t, s)
 			q := store.Query{OrgID: "o", Limit: 5, Ascending: asc}
 			first, err := s.ListPrompts(q)
-			if err != nil || !slices.Equal(ids(first.Items), young) || first.Next == "" {
-				t.Fatalf("first page %v next %q (%v)", ids(first.Items), first.Next, err)
+			if err != nil || !slices.Equal(IDs(first.Items), young) || first.Next == "" {
+				t.Fatalf("first page %v next %q (%v)", IDs(first.Items), first.Next, err)
 			}
 			if n, err := h.Sweep(s, now); err != nil || n != 7 {
 				t.Fatalf("sweep = %d, %v", n, err)
@@ -596,12 +597,12 @@ func testPageEmptiedByRetention(t *testing.T, h Harness) {
 			q.Cursor = first.Next
 			empty, err := s.ListPrompts(q)
 			if err != nil || len(empty.Items) != 0 || empty.Next != "" || empty.Prev == "" {
-				t.Fatalf("emptied page: %v next %q prev %q (%v)", ids(empty.Items), empty.Next, empty.Prev, err)
+				t.Fatalf("emptied page: %v next %q prev %q (%v)", IDs(empty.Items), empty.Next, empty.Prev, err)
 			}
 			q.Cursor = empty.Prev
 			back, err := s.ListPrompts(q)
-			if err != nil || !slices.Equal(ids(back.Items), young) || back.Prev != "" || back.Next != "" {
-				t.Fatalf("prev of emptied page: %v next %q prev %q (%v)", ids(back.Items), back.Next, back.Prev, err)
+			if err != nil || !slices.Equal(IDs(back.Items), young) || back.Prev != "" || back.Next != "" {
+				t.Fatalf("prev of emptied page: %v next %q prev %q (%v)", IDs(back.Items), back.Next, back.Prev, err)
 			}
 		})
 	}
@@ -703,7 +704,7 @@ func testReadYourWrites(t *testing.T, h Harness) {
 	}
 	chain, err := s.Chain(child.ID)
 	if err != nil || len(chain) != 2 || chain[0].ID != parent.ID {
-		t.Fatalf("Chain right after Put = %v, %v", ids(chain), err)
+		t.Fatalf("Chain right after Put = %v, %v", IDs(chain), err)
 	}
 	// A reservation cancelled without a record has nothing to wait for.
 	r, err = s.Reserve(ctx)

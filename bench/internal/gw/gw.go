@@ -21,6 +21,38 @@ const Completion = `{"id":"c1","object":"chat.completion","created":1,"model":"m
 // Body is the request the programs send.
 const Body = `{"model":"m","messages":[{"role":"user","content":"Summarise the meeting notes in three bullet points."}]}`
 
+// Bench is what a fault program's run starts from.
+type Bench struct {
+	// Dir is a temporary directory for the run; Bin the gateway binary.
+	Dir, Bin string
+	// Upstream is the mock upstream's host:port; Served counts the
+	// requests it answered.
+	Upstream string
+	Served   *atomic.Int64
+}
+
+// Prepare makes a temporary directory named for the program, builds the
+// gateway into it unless bin is set, and starts the mock upstream. Close
+// removes the directory.
+func Prepare(program, bin string) (*Bench, error) {
+	dir, err := os.MkdirTemp("", "promptwall-"+program+"-")
+	if err != nil {
+		return nil, err
+	}
+	b := &Bench{Dir: dir}
+	if b.Bin, err = Build(bin, dir); err == nil {
+		b.Upstream, b.Served, err = Upstream()
+	}
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Close removes the run's directory.
+func (b *Bench) Close() { os.RemoveAll(b.Dir) }
+
 // Build compiles ./cmd/caddy into dir unless bin is set, and returns the
 // binary's path. It must run from the repository root.
 func Build(bin, dir string) (string, error) {
@@ -28,6 +60,7 @@ func Build(bin, dir string) (string, error) {
 		return bin, nil
 	}
 	bin = filepath.Join(dir, "caddy")
+	fmt.Fprintln(os.Stderr, "building ./cmd/caddy ...")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/caddy")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -51,16 +84,6 @@ func Upstream() (string, *atomic.Int64, error) {
 		_, _ = io.WriteString(w, Completion)
 	}))
 	return up.Addr().String(), served, nil
-}
-
-// FreePort returns a loopback port that was free a moment ago.
-func FreePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Process is a running gateway.

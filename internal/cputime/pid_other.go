@@ -1,9 +1,7 @@
 //go:build !linux
 
-package pgstore
+package cputime
 
 import "time"
-
-func processCPU() time.Duration { return 0 }
 
 func pidCPU(int) (time.Duration, bool) { return 0, false }
