@@ -430,8 +430,8 @@ func (h *Handler) finishPrompt(w http.ResponseWriter, r *http.Request, p Princip
 	result := x.visibleResult()
 	chat, tmpl := plan.chat, plan.tmpl
 	if chat == nil && plan.req.ChatName != "" {
-		c := &store.Chat{Name: plan.req.ChatName, ProjectID: rec.ProjectID, UserID: p.UserID, OrgID: p.OrgID,
-			PromptTemplateID: rec.PromptTemplateID}
+		c := &store.Chat{ChatFields: store.ChatFields{Name: plan.req.ChatName, ProjectID: rec.ProjectID, UserID: p.UserID,
+			PromptTemplateID: rec.PromptTemplateID}, OrgID: p.OrgID}
 		if err := h.store.CreateChat(c); err != nil {
 			return internal(err)
 		}

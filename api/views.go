@@ -76,19 +76,8 @@ func scanOf(p *store.Prompt) Scan {
 	}
 }
 
-// Chat is the spec's Chat, exactly its fields.
-type Chat struct {
-	ID               string          `json:"id"`
-	Name             string          `json:"name"`
-	ProjectID        string          `json:"projectId"`
-	PromptID         string          `json:"promptId"`
-	PromptTemplateID string          `json:"promptTemplateId"`
-	UserID           string          `json:"userId"`
-	Starred          bool            `json:"starred"`
-	CreatedAt        store.Timestamp `json:"createdAt"`
-	UpdatedAt        store.Timestamp `json:"updatedAt"`
-	Access           ChatAccess      `json:"access"`
-}
+// Chat is the spec's Chat: the store's chat without its org.
+type Chat = store.ChatFields
 
 // ChatAccess is Chat.access, served as stored: its wire shape is the
 // spec's.
@@ -97,27 +86,16 @@ type ChatAccess = store.ChatAccess
 // chatOf is the one conversion of a stored chat to the spec's: the org is
 // left out, and users is an array even when empty.
 func chatOf(c *store.Chat) Chat {
-	access := c.Access
-	if access.Users == nil {
-		access.Users = []string{}
+	out := c.ChatFields
+	if out.Access.Users == nil {
+		out.Access.Users = []string{}
 	}
-	return Chat{ID: c.ID, Name: c.Name, ProjectID: c.ProjectID, PromptID: c.PromptID, PromptTemplateID: c.PromptTemplateID,
-		UserID: c.UserID, Starred: c.Starred, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Access: access}
+	return out
 }
 
-// PromptTemplate is the spec's PromptTemplate, exactly its fields.
-type PromptTemplate struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	ProjectID string          `json:"projectId"`
-	PromptID  string          `json:"promptId"`
-	UserID    string          `json:"userId"`
-	CreatedAt store.Timestamp `json:"createdAt"`
-}
-
-func templateOf(t *store.PromptTemplate) PromptTemplate {
-	return PromptTemplate{ID: t.ID, Name: t.Name, ProjectID: t.ProjectID, PromptID: t.PromptID, UserID: t.UserID, CreatedAt: t.CreatedAt}
-}
+// PromptTemplate is the spec's PromptTemplate: the store's template
+// without its org.
+type PromptTemplate = store.PromptTemplateFields
 
 // User is an item of GET /backend/v1/users: exactly the spec's fields.
 type User struct {

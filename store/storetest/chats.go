@@ -19,14 +19,14 @@ func RunChats(t *testing.T, h Harness) {
 
 func testChats(t *testing.T, h Harness) {
 	s := h.open(t, Options{})
-	c := &store.Chat{Name: "c", OrgID: "o1", UserID: "alice", Access: store.ChatAccess{Users: []string{"bob"}}}
+	c := &store.Chat{ChatFields: store.ChatFields{Name: "c", UserID: "alice", Access: store.ChatAccess{Users: []string{"bob"}}}, OrgID: "o1"}
 	if err := s.CreateChat(c); err != nil {
 		t.Fatal(err)
 	}
 	if c.ID == "" || c.CreatedAt.IsZero() {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
-	if err := s.CreateChat(&store.Chat{ID: c.ID, OrgID: "o1"}); !errors.Is(err, store.ErrInvalidRecord) {
+	if err := s.CreateChat(&store.Chat{ChatFields: store.ChatFields{ID: c.ID}, OrgID: "o1"}); !errors.Is(err, store.ErrInvalidRecord) {
 		t.Fatalf("duplicate id: %v", err)
 	}
 	var ids []string
@@ -101,7 +101,7 @@ func testPromptTemplates(t *testing.T, h Harness) {
 	if err := s.Put(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
-	tpl := &store.PromptTemplate{Name: "t", OrgID: "o1", UserID: "alice", PromptID: src.ID}
+	tpl := &store.PromptTemplate{PromptTemplateFields: store.PromptTemplateFields{Name: "t", UserID: "alice", PromptID: src.ID}, OrgID: "o1"}
 	if err := s.CreatePromptTemplate(tpl); err != nil {
 		t.Fatal(err)
 	}
