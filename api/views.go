@@ -167,45 +167,27 @@ func orgOf(o *store.Org) Organization {
 	}
 }
 
-// CampaignRun is the spec's CampaignRun, exactly its fields.
+// CampaignRun is the spec's CampaignRun: the stored run's spec fields,
+// and its attack runs as the spec shows them.
 type CampaignRun struct {
-	ID         string          `json:"id"`
-	Name       string          `json:"name"`
-	CampaignID string          `json:"campaignId"`
-	ScheduleID string          `json:"scheduleId"`
-	CreatedAt  store.Timestamp `json:"createdAt"`
-	CreatedBy  string          `json:"createdBy"`
-	StartAt    store.Timestamp `json:"startAt"`
-	Status     string          `json:"status"`
-	Progress   float64         `json:"progress"`
-	Total      string          `json:"total"`
-	CASIScore  string          `json:"CASIScore"`
-	AttackRuns []AttackRun     `json:"attackRuns"`
+	store.CampaignRunFields
+	AttackRuns []AttackRun `json:"attackRuns"`
 }
 
-// AttackRun is the spec's AttackRun.
+// AttackRun is the spec's AttackRun: the stored attack run's spec fields,
+// and its attack, events and results as the spec shows them.
 type AttackRun struct {
-	ID         string         `json:"id"`
-	ProviderID string         `json:"providerId"`
-	Progress   float64        `json:"progress"`
-	Total      string         `json:"total"`
-	ErrorCount int            `json:"errorCount"`
-	Attack     Attack         `json:"attack"`
-	Events     []AttackEvent  `json:"events"`
-	Results    []AttackResult `json:"results"`
+	store.AttackRunFields
+	Attack  Attack         `json:"attack"`
+	Events  []AttackEvent  `json:"events"`
+	Results []AttackResult `json:"results"`
 	// Target (extension) is "provider" or "endpoint:<name>": whether the
 	// attacks went straight to the provider or through that endpoint.
 	Target string `json:"target"`
 }
 
-// Attack is the spec's Attack.
-type Attack struct {
-	Pack       string   `json:"pack"`
-	Severity   int      `json:"severity"`
-	Technique  string   `json:"technique"`
-	Vector     string   `json:"vector"`
-	Converters []string `json:"converters"`
-}
+// Attack is the spec's Attack: the stored attack without its id.
+type Attack = store.AttackFields
 
 // AttackEvent is an item of AttackRun.events.
 type AttackEvent struct {
@@ -213,21 +195,10 @@ type AttackEvent struct {
 	Event     string          `json:"event"`
 }
 
-// AttackResult is the spec's AttackResult.
-type AttackResult struct {
-	Conversation      []store.ChatMessage `json:"conversation"`
-	ConversationSteps int                 `json:"conversationSteps"`
-	Converter         string              `json:"converter"`
-	Error             string              `json:"error"`
-	ErrorSummary      string              `json:"errorSummary"`
-	Fingerprint       string              `json:"fingerprint"`
-	Intent            string              `json:"intent"`
-	IntentCategory    string              `json:"intentCategory"`
-	Vulnerable        bool                `json:"vulnerable"`
-	// Outcome (extension) is vulnerable, resisted, blocked (by the
-	// endpoint, request or answer) or error.
-	Outcome string `json:"outcome"`
-}
+// AttackResult is the spec's AttackResult with its outcome extension: the
+// stored attempt without whether an endpoint blocked it and the judge's
+// reason.
+type AttackResult = store.AttackResultFields
 
 // campaignView is a campaign in the campaigns map. The system prompt is
 // left out: it is the campaign's test fixture, not something every
@@ -250,12 +221,10 @@ func campaignViewOf(c *store.Campaign) campaignView {
 		Targets: nonNil(c.Targets), CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
+// campaignRunOf leaves out the run's org, extensions and statistics, and
+// serves total as "0" until the run is planned.
 func campaignRunOf(r *store.CampaignRun) CampaignRun {
-	out := CampaignRun{
-		ID: r.ID, Name: r.Name, CampaignID: r.CampaignID, ScheduleID: r.ScheduleID, CreatedAt: r.CreatedAt,
-		CreatedBy: r.CreatedBy, StartAt: r.StartAt, Status: r.Status, Progress: r.Progress, Total: r.Total,
-		CASIScore: r.CASIScore, AttackRuns: make([]AttackRun, 0, len(r.AttackRuns)),
-	}
+	out := CampaignRun{CampaignRunFields: r.CampaignRunFields, AttackRuns: make([]AttackRun, 0, len(r.AttackRuns))}
 	if out.Total == "" {
 		out.Total = "0"
 	}
@@ -266,17 +235,17 @@ func campaignRunOf(r *store.CampaignRun) CampaignRun {
 }
 
 // attackRunOf leaves out the campaign run's id, the attack run's index,
-// statistics and score, and each event's reason: the spec's AttackRun has
-// none of them.
+// statistics and score, the attack's id and each event's reason: the
+// spec's AttackRun has none of them.
 func attackRunOf(ar *store.AttackRun) AttackRun {
 	a := AttackRun{
-		ID: ar.ID, ProviderID: ar.ProviderID, Progress: ar.Progress, Total: ar.Total, ErrorCount: ar.ErrorCount,
-		Attack: Attack{Pack: ar.Attack.Pack, Severity: ar.Attack.Severity, Technique: ar.Attack.Technique,
-			Vector: ar.Attack.Vector, Converters: nonNil(ar.Attack.Converters)},
-		Events:  make([]AttackEvent, 0, len(ar.Events)),
-		Results: make([]AttackResult, 0, len(ar.Results)),
-		Target:  ar.Target,
+		AttackRunFields: ar.AttackRunFields,
+		Attack:          ar.Attack.AttackFields,
+		Events:          make([]AttackEvent, 0, len(ar.Events)),
+		Results:         make([]AttackResult, 0, len(ar.Results)),
+		Target:          ar.Target,
 	}
+	a.Attack.Converters = nonNil(a.Attack.Converters)
 	if a.Total == "" {
 		a.Total = "0"
 	}
@@ -284,21 +253,11 @@ func attackRunOf(ar *store.AttackRun) AttackRun {
 		a.Events = append(a.Events, AttackEvent{CreatedAt: e.CreatedAt, Event: e.Event})
 	}
 	for i := range ar.Results {
-		a.Results = append(a.Results, attackResultOf(&ar.Results[i]))
+		res := ar.Results[i].AttackResultFields
+		if res.Conversation == nil {
+			res.Conversation = []store.ChatMessage{}
+		}
+		a.Results = append(a.Results, res)
 	}
 	return a
-}
-
-// attackResultOf leaves out whether an endpoint blocked the attempt and the
-// judge's reason, which the spec's AttackResult does not carry.
-func attackResultOf(res *store.AttackResult) AttackResult {
-	conv := res.Conversation
-	if conv == nil {
-		conv = []store.ChatMessage{}
-	}
-	return AttackResult{
-		Conversation: conv, ConversationSteps: res.ConversationSteps, Converter: res.Converter,
-		Error: res.Error, ErrorSummary: res.ErrorSummary, Fingerprint: res.Fingerprint,
-		Intent: res.Intent, IntentCategory: res.IntentCategory, Vulnerable: res.Vulnerable, Outcome: res.Outcome,
-	}
 }
