@@ -12,37 +12,18 @@ import (
 // routing fields, statistics) or names a field differently. A view whose
 // wire shape is the store's is the store's type (ChatAccess).
 
-// Prompt is a memory item of GET /backend/v1/prompts/{id}: exactly the
-// spec's Prompt fields.
-type Prompt struct {
-	ID               string             `json:"id"`
-	ExternalMetadata string             `json:"externalMetadata"`
-	FromTemplate     bool               `json:"fromTemplate"`
-	Input            string             `json:"input"`
-	Memory           string             `json:"memory"`
-	OrgID            string             `json:"orgId"`
-	ParentID         string             `json:"parentId"`
-	Preserve         bool               `json:"preserve"`
-	ProjectID        string             `json:"projectId"`
-	Provider         string             `json:"provider"`
-	ReceivedAt       store.Timestamp    `json:"receivedAt"`
-	Result           store.PromptResult `json:"result"`
-	Type             string             `json:"type"`
-	UserID           string             `json:"userId"`
-}
+// Prompt is a memory item of GET /backend/v1/prompts/{id}: the stored
+// record's spec fields.
+type Prompt = store.PromptFields
 
 func promptOf(p *store.Prompt, root string) Prompt {
-	memory := p.Memory
-	if memory == "" {
+	out := p.PromptFields
+	if out.Memory == "" {
 		// memory is the conversation's root id: the first prompt of its
 		// parentId chain.
-		memory = root
+		out.Memory = root
 	}
-	return Prompt{
-		ID: p.ID, ExternalMetadata: p.ExternalMetadata, FromTemplate: p.FromTemplate, Input: p.Input,
-		Memory: memory, OrgID: p.OrgID, ParentID: p.ParentID, Preserve: p.Preserve, ProjectID: p.ProjectID,
-		Provider: p.Provider, ReceivedAt: p.ReceivedAt, Result: p.Result, Type: p.Type, UserID: p.UserID,
-	}
+	return out
 }
 
 // Scan is an item of GET /backend/v1/scans: exactly the spec's fields.

@@ -83,8 +83,8 @@ func testCampaignRunStorage(t *testing.T, h Harness) {
 	if err != nil || len(page.Items) != 1 {
 		t.Fatal(page, err)
 	}
-	put(t, s, &store.Prompt{OrgID: "o1"})
-	put(t, s, &store.Prompt{OrgID: "o1"})
+	put(t, s, &store.Prompt{PromptFields: store.PromptFields{OrgID: "o1"}})
+	put(t, s, &store.Prompt{PromptFields: store.PromptFields{OrgID: "o1"}})
 	syncStore(t, s)
 	prompts, err := s.ListPrompts(store.Query{OrgID: "o1", Limit: 1})
 	if err != nil || prompts.Next == "" {

@@ -31,7 +31,10 @@ func testChats(t *testing.T, h Harness) {
 	}
 	var ids []string
 	for i := range 3 {
-		p := &store.Prompt{OrgID: "o1", UserID: "alice", Input: string(rune('x' + i)), ChatID: c.ID}
+		p := &store.Prompt{
+			PromptFields: store.PromptFields{OrgID: "o1", UserID: "alice", Input: string(rune('x' + i))},
+			ChatID:       c.ID,
+		}
 		if err := s.Put(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +100,7 @@ func testChats(t *testing.T, h Harness) {
 
 func testPromptTemplates(t *testing.T, h Harness) {
 	s := h.open(t, Options{})
-	src := &store.Prompt{OrgID: "o1", UserID: "alice", Input: "template me"}
+	src := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o1", UserID: "alice", Input: "template me"}}
 	if err := s.Put(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +108,10 @@ func testPromptTemplates(t *testing.T, h Harness) {
 	if err := s.CreatePromptTemplate(tpl); err != nil {
 		t.Fatal(err)
 	}
-	sent := &store.Prompt{OrgID: "o1", UserID: "alice", Input: "from template", PromptTemplateID: tpl.ID, FromTemplate: true}
+	sent := &store.Prompt{
+		PromptFields:     store.PromptFields{OrgID: "o1", UserID: "alice", Input: "from template", FromTemplate: true},
+		PromptTemplateID: tpl.ID,
+	}
 	if err := s.Put(context.Background(), sent); err != nil {
 		t.Fatal(err)
 	}
