@@ -82,7 +82,7 @@ func campaignFixture(t *testing.T, gate RedTeamGate) (*fixture, *fakeRunner, []*
 			CampaignRunID:   r.ID,
 			Attack: store.AttackSpec{ID: "x", AttackFields: store.AttackFields{Pack: "prompt_injection", Severity: 3,
 				Technique: "static_content", Vector: "direct", Converters: []string{"base64"}}},
-			Events: []store.AttackRunEvent{{CreatedAt: r.CreatedAt, Event: store.EventQueued}},
+			Events: []store.AttackRunEvent{{AttackEvent: store.AttackEvent{CreatedAt: r.CreatedAt, Event: store.EventQueued}}},
 			Results: []store.AttackResult{{AttackResultFields: store.AttackResultFields{Converter: "base64", Fingerprint: "fp",
 				Intent: "i", IntentCategory: "c", Error: "boom", ErrorSummary: "boom", Outcome: "error",
 				Conversation: []store.ChatMessage{{Role: "user", Content: "hi"}}}}}}}

@@ -170,11 +170,9 @@ type AttackRun struct {
 // Attack is the spec's Attack: the stored attack without its id.
 type Attack = store.AttackFields
 
-// AttackEvent is an item of AttackRun.events.
-type AttackEvent struct {
-	CreatedAt store.Timestamp `json:"createdAt"`
-	Event     string          `json:"event"`
-}
+// AttackEvent is an item of AttackRun.events: the stored event without
+// its reason.
+type AttackEvent = store.AttackEvent
 
 // AttackResult is the spec's AttackResult with its outcome extension: the
 // stored attempt without whether an endpoint blocked it and the judge's
@@ -231,7 +229,7 @@ func attackRunOf(ar *store.AttackRun) AttackRun {
 		a.Total = "0"
 	}
 	for _, e := range ar.Events {
-		a.Events = append(a.Events, AttackEvent{CreatedAt: e.CreatedAt, Event: e.Event})
+		a.Events = append(a.Events, e.AttackEvent)
 	}
 	for i := range ar.Results {
 		res := ar.Results[i].AttackResultFields

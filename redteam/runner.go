@@ -326,7 +326,7 @@ func (r *Runner) start(ctx context.Context, orgID, campaignID, userID, scheduleI
 					CampaignRunID:   run.ID, Index: len(plan), Target: t,
 					Attack: store.AttackSpec{ID: a.ID, AttackFields: store.AttackFields{Pack: a.Pack, Severity: a.Severity,
 						Technique: a.Technique, Vector: a.Vector, Converters: convs}},
-					Events: []store.AttackRunEvent{{CreatedAt: run.CreatedAt, Event: store.EventQueued}},
+					Events: []store.AttackRunEvent{{AttackEvent: store.AttackEvent{CreatedAt: run.CreatedAt, Event: store.EventQueued}}},
 				}
 				run.AttackRuns = append(run.AttackRuns, ar)
 				plan = append(plan, planned{ar: ar, attack: a})
@@ -508,7 +508,10 @@ func (r *Runner) finishOrphan(run *store.CampaignRun, status, reason string) err
 			stats.Add(ar.Stats)
 			continue
 		}
-		ar.Events = append(ar.Events, store.AttackRunEvent{CreatedAt: now, Event: store.EventFailed, Reason: reason})
+		ar.Events = append(ar.Events, store.AttackRunEvent{
+			AttackEvent: store.AttackEvent{CreatedAt: now, Event: store.EventFailed},
+			Reason:      reason,
+		})
 		changed = append(changed, ar)
 	}
 	run.Stats = stats
@@ -634,7 +637,10 @@ func (ex *execution) end(ctx context.Context) {
 	var unfinished []*store.AttackRun
 	for _, p := range ex.plan {
 		if !finished(p.ar) {
-			p.ar.Events = append(p.ar.Events, store.AttackRunEvent{CreatedAt: now, Event: store.EventFailed, Reason: reason})
+			p.ar.Events = append(p.ar.Events, store.AttackRunEvent{
+				AttackEvent: store.AttackEvent{CreatedAt: now, Event: store.EventFailed},
+				Reason:      reason,
+			})
 			unfinished = append(unfinished, p.ar)
 		}
 	}
@@ -648,7 +654,7 @@ func (ex *execution) end(ctx context.Context) {
 func (ex *execution) attack(ctx context.Context, p planned) {
 	r, ar, a := ex.r, p.ar, p.attack
 	ex.mu.Lock()
-	ar.Events = append(ar.Events, store.AttackRunEvent{CreatedAt: r.stamp(), Event: store.EventStarted})
+	ar.Events = append(ar.Events, store.AttackRunEvent{AttackEvent: store.AttackEvent{CreatedAt: r.stamp(), Event: store.EventStarted}})
 	ex.mu.Unlock()
 
 	variants := append([]string{""}, ar.Attack.Converters...)
@@ -680,9 +686,12 @@ func (ex *execution) attack(ctx context.Context, p planned) {
 		// Stopped part way; end() records why.
 		return
 	case stats.Errors == len(results):
-		ar.Events = append(ar.Events, store.AttackRunEvent{CreatedAt: now, Event: store.EventFailed, Reason: "every attempt failed"})
+		ar.Events = append(ar.Events, store.AttackRunEvent{
+			AttackEvent: store.AttackEvent{CreatedAt: now, Event: store.EventFailed},
+			Reason:      "every attempt failed",
+		})
 	default:
-		ar.Events = append(ar.Events, store.AttackRunEvent{CreatedAt: now, Event: store.EventCompleted})
+		ar.Events = append(ar.Events, store.AttackRunEvent{AttackEvent: store.AttackEvent{CreatedAt: now, Event: store.EventCompleted}})
 	}
 	ex.done++
 	ex.run.Stats.Add(stats)

@@ -436,10 +436,12 @@ func TestRunRestart(t *testing.T) {
 		Status: store.RunRunning, Total: "2"}, OrgID: "o1"}
 	done := &store.AttackRun{AttackRunFields: store.AttackRunFields{ID: store.NewID(), Total: "1"}, CampaignRunID: crashed.ID, Index: 0,
 		Attack: store.AttackSpec{ID: "leak", AttackFields: store.AttackFields{Pack: "hand", Severity: 5}},
-		Events: []store.AttackRunEvent{{Event: store.EventQueued}, {Event: store.EventStarted}, {Event: store.EventCompleted}},
-		Stats:  store.RunStats{Attempts: 1, Resisted: 1, SeverityJudged: 5, SeverityResisted: 5}}
+		Events: []store.AttackRunEvent{{AttackEvent: store.AttackEvent{Event: store.EventQueued}},
+			{AttackEvent: store.AttackEvent{Event: store.EventStarted}}, {AttackEvent: store.AttackEvent{Event: store.EventCompleted}}},
+		Stats: store.RunStats{Attempts: 1, Resisted: 1, SeverityJudged: 5, SeverityResisted: 5}}
 	open := &store.AttackRun{AttackRunFields: store.AttackRunFields{ID: store.NewID(), Total: "1"}, CampaignRunID: crashed.ID, Index: 1,
-		Events: []store.AttackRunEvent{{Event: store.EventQueued}, {Event: store.EventStarted}}}
+		Events: []store.AttackRunEvent{{AttackEvent: store.AttackEvent{Event: store.EventQueued}},
+			{AttackEvent: store.AttackEvent{Event: store.EventStarted}}}}
 	crashed.AttackRuns = []*store.AttackRun{done, open}
 	queued := &store.CampaignRun{CampaignRunFields: store.CampaignRunFields{ID: store.NewID(), Name: "Restart", CampaignID: id,
 		Status: store.RunQueued, Total: "0"}, OrgID: "o1"}

@@ -203,11 +203,17 @@ type AttackSpec struct {
 	AttackFields
 }
 
-// AttackRunEvent is an entry of AttackRun.events.
-type AttackRunEvent struct {
+// AttackEvent is the spec's item of AttackRun.events, exactly its fields.
+type AttackEvent struct {
 	CreatedAt Timestamp `json:"createdAt"`
 	Event     string    `json:"event"`
-	Reason    string    `json:"reason,omitempty"`
+}
+
+// AttackRunEvent is an entry of AttackRun.events as stored: the spec's
+// event and why it happened.
+type AttackRunEvent struct {
+	AttackEvent
+	Reason string `json:"reason,omitempty"`
 }
 
 // ChatMessage is one turn of an attack's conversation.
