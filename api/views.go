@@ -6,11 +6,14 @@ import (
 	"github.com/promptwall/promptwall/store"
 )
 
-// The API's views of stored objects: each type is the spec's object with
-// exactly its fields, and the function below it is the one conversion
-// from the store's type, which adds what the spec does not serve (the org,
-// routing fields, statistics) or names a field differently. A view whose
-// wire shape is the store's is the store's type (ChatAccess).
+// The API's views of stored objects. Where the store keeps the spec's
+// object whole, in a struct its own type embeds (PromptFields, ChatFields
+// and the like), the view is that struct, and its function only changes
+// what the spec wants otherwise: a default, [] for nil. The views declared
+// here differ from anything stored: a subset with another result (Scan),
+// computed fields (User, Role), keys in another order than the stored
+// record's (Organization), or items whose stored type carries more
+// (CampaignRun, AttackRun).
 
 // Prompt is a memory item of GET /backend/v1/prompts/{id}: the stored
 // record's spec fields.
