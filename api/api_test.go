@@ -79,37 +79,50 @@ func newFixtureWith(t *testing.T, opts store.Options) *fixture {
 	outcomes := []string{"passed", "blocked", "flagged"}
 	for i := range 25 {
 		p := &store.Prompt{
-			OrgID: "o1", UserID: "alice", Input: fmt.Sprintf("alice question %d", i), Type: store.TypeScan,
-			ProjectID: []string{"p1", "p2"}[i%2], EndpointID: "e1", ProviderID: "openai",
-			ReceivedAt: store.Timestamp(base.Add(time.Duration(i) * time.Minute)),
-			Result:     store.PromptResult{Outcome: outcomes[i%3]},
+			PromptFields: store.PromptFields{OrgID: "o1", UserID: "alice", Input: fmt.Sprintf("alice question %d", i), Type: store.TypeScan,
+				ProjectID:  []string{"p1", "p2"}[i%2],
+				ReceivedAt: store.Timestamp(base.Add(time.Duration(i) * time.Minute)),
+				Result:     store.PromptResult{Outcome: outcomes[i%3]}},
+			EndpointID: "e1", ProviderID: "openai",
 		}
 		must(s.Put(context.Background(), p))
 		f.alice = append(f.alice, p)
 	}
 	for i := range 5 {
-		p := &store.Prompt{OrgID: "o1", UserID: "bob", Input: fmt.Sprint("bob ", i), Type: store.TypePrompt,
-			Result: store.PromptResult{Outcome: "passed"}}
+		p := &store.Prompt{
+			PromptFields: store.PromptFields{OrgID: "o1", UserID: "bob", Input: fmt.Sprint("bob ", i), Type: store.TypePrompt,
+				Result: store.PromptResult{Outcome: "passed"}},
+		}
 		must(s.Put(context.Background(), p))
 		f.bob = append(f.bob, p)
 	}
 	for range 3 {
-		p := &store.Prompt{OrgID: "o2", UserID: "eve", Input: "eve", Type: store.TypeScan, Result: store.PromptResult{Outcome: "passed"}}
+		p := &store.Prompt{
+			PromptFields: store.PromptFields{OrgID: "o2", UserID: "eve", Input: "eve", Type: store.TypeScan,
+				Result: store.PromptResult{Outcome: "passed"}},
+		}
 		must(s.Put(context.Background(), p))
 		f.other = append(f.other, p)
 	}
 	// Every record is complete (type, outcome) so that responses validate
 	// against the OpenAPI document.
-	root := &store.Prompt{ID: store.NewID(), OrgID: "o1", UserID: "alice", Input: "first turn", Type: store.TypePrompt,
-		Result: store.PromptResult{Outcome: "passed"}}
-	mid := &store.Prompt{ID: store.NewID(), OrgID: "o1", UserID: "bob", Input: "second turn", ParentID: root.ID, Memory: root.ID,
-		Type: store.TypePrompt, Result: store.PromptResult{Outcome: "passed"}}
-	leaf := &store.Prompt{ID: store.NewID(), OrgID: "o1", UserID: "alice", Input: "third turn", ParentID: mid.ID, Type: store.TypePrompt,
+	root := &store.Prompt{
+		PromptFields: store.PromptFields{ID: store.NewID(), OrgID: "o1", UserID: "alice", Input: "first turn", Type: store.TypePrompt,
+			Result: store.PromptResult{Outcome: "passed"}},
+	}
+	mid := &store.Prompt{
+		PromptFields: store.PromptFields{ID: store.NewID(), OrgID: "o1", UserID: "bob", Input: "second turn", ParentID: root.ID,
+			Memory: root.ID, Type: store.TypePrompt, Result: store.PromptResult{Outcome: "passed"}},
+	}
+	leaf := &store.Prompt{
+		PromptFields: store.PromptFields{ID: store.NewID(), OrgID: "o1", UserID: "alice", Input: "third turn", ParentID: mid.ID,
+			Type: store.TypePrompt,
+			Result: store.PromptResult{Outcome: "blocked", ScannerResults: []store.ScannerResult{{
+				ScannerID: "pii", Outcome: "blocked", ScanDirection: "input",
+				Data: store.ScannerData{Type: "pii", Matches: [][2]int{{0, 5}}},
+			}}}},
 		Scanners: `[{"id":"pii","mode":"block"}]`,
-		Result: store.PromptResult{Outcome: "blocked", ScannerResults: []store.ScannerResult{{
-			ScannerID: "pii", Outcome: "blocked", ScanDirection: "input",
-			Data: store.ScannerData{Type: "pii", Matches: [][2]int{{0, 5}}},
-		}}}}
+	}
 	f.chain = []*store.Prompt{root, mid, leaf}
 	for _, p := range f.chain {
 		must(s.Put(context.Background(), p))

@@ -24,7 +24,7 @@ func (f *fakeRunner) Start(_ context.Context, org, campaign, user string) (*stor
 		return nil, redteam.ErrCampaignNotFound
 	}
 	f.started = append(f.started, campaign+"/"+user)
-	r := &store.CampaignRun{ID: store.NewID(), OrgID: org, Name: c.Name, CampaignID: c.ID, CreatedBy: user, Status: store.RunQueued, Total: "0"}
+	r := &store.CampaignRun{CampaignRunFields: store.CampaignRunFields{ID: store.NewID(), Name: c.Name, CampaignID: c.ID, CreatedBy: user, Status: store.RunQueued, Total: "0"}, OrgID: org}
 	return r, f.s.CreateCampaignRun(r)
 }
 
@@ -67,27 +67,31 @@ func campaignFixture(t *testing.T, gate RedTeamGate) (*fixture, *fakeRunner, []*
 	base := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	var runs []*store.CampaignRun
 	for i := range 12 {
-		r := &store.CampaignRun{ID: store.NewID(), OrgID: "o1", Status: statuses[i%4], Total: "1", Progress: 1, CASIScore: "75.00",
-			CreatedAt: store.Timestamp(base.Add(time.Duration(i) * time.Hour)),
+		r := &store.CampaignRun{CampaignRunFields: store.CampaignRunFields{ID: store.NewID(), Status: statuses[i%4], Total: "1",
+			Progress: 1, CASIScore: "75.00", CreatedAt: store.Timestamp(base.Add(time.Duration(i) * time.Hour)),
 			// startAt runs backwards, so its order differs from createdAt's.
-			StartAt:   store.Timestamp(base.Add(time.Duration(100-i) * time.Hour)),
-			Providers: []string{"p1"}}
+			StartAt: store.Timestamp(base.Add(time.Duration(100-i) * time.Hour))},
+			OrgID: "o1", Providers: []string{"p1"}}
 		if i%2 == 0 {
 			r.CampaignID, r.Name, r.ScheduleID = campA, fmt.Sprintf("Alpha %02d", i), "s-a"
 		} else {
 			r.CampaignID, r.Name = campB, fmt.Sprintf("Beta %02d", i)
 		}
-		r.AttackRuns = []*store.AttackRun{{ID: store.NewID(), CampaignRunID: r.ID, ProviderID: "p2", Total: "2", Progress: 1, ErrorCount: 1,
-			Attack: store.AttackSpec{ID: "x", Pack: "prompt_injection", Severity: 3, Technique: "static_content", Vector: "direct", Converters: []string{"base64"}},
-			Events: []store.AttackRunEvent{{CreatedAt: r.CreatedAt, Event: store.EventQueued}},
-			Results: []store.AttackResult{{Converter: "base64", Fingerprint: "fp", Intent: "i", IntentCategory: "c", Error: "boom", ErrorSummary: "boom", Outcome: "error",
-				Conversation: []store.ChatMessage{{Role: "user", Content: "hi"}}}}}}
+		r.AttackRuns = []*store.AttackRun{{
+			AttackRunFields: store.AttackRunFields{ID: store.NewID(), ProviderID: "p2", Total: "2", Progress: 1, ErrorCount: 1},
+			CampaignRunID:   r.ID,
+			Attack: store.AttackSpec{ID: "x", AttackFields: store.AttackFields{Pack: "prompt_injection", Severity: 3,
+				Technique: "static_content", Vector: "direct", Converters: []string{"base64"}}},
+			Events: []store.AttackRunEvent{{AttackEvent: store.AttackEvent{CreatedAt: r.CreatedAt, Event: store.EventQueued}}},
+			Results: []store.AttackResult{{AttackResultFields: store.AttackResultFields{Converter: "base64", Fingerprint: "fp",
+				Intent: "i", IntentCategory: "c", Error: "boom", ErrorSummary: "boom", Outcome: "error",
+				Conversation: []store.ChatMessage{{Role: "user", Content: "hi"}}}}}}}
 		if err := s.CreateCampaignRun(r); err != nil {
 			t.Fatal(err)
 		}
 		runs = append(runs, r)
 	}
-	if err := s.CreateCampaignRun(&store.CampaignRun{ID: store.NewID(), OrgID: "o2", Name: "Alpha other", Status: store.RunCompleted}); err != nil {
+	if err := s.CreateCampaignRun(&store.CampaignRun{CampaignRunFields: store.CampaignRunFields{ID: store.NewID(), Name: "Alpha other", Status: store.RunCompleted}, OrgID: "o2"}); err != nil {
 		t.Fatal(err)
 	}
 	fr := &fakeRunner{s: s}

@@ -104,7 +104,8 @@ func (h *Handler) createChat(w http.ResponseWriter, r *http.Request, p Principal
 			return aerr
 		}
 	}
-	c := &store.Chat{Name: req.Name, ProjectID: req.ProjectID, UserID: p.UserID, OrgID: p.OrgID, Access: accessOf(req.Access)}
+	c := &store.Chat{ChatFields: store.ChatFields{Name: req.Name, ProjectID: req.ProjectID, UserID: p.UserID,
+		Access: accessOf(req.Access)}, OrgID: p.OrgID}
 	if err := h.store.CreateChat(c); err != nil {
 		return internal(err)
 	}

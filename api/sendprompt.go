@@ -311,11 +311,12 @@ func (plan *promptPlan) exchange(p Principal) *promptExchange {
 	}
 	x := &promptExchange{
 		rec: &store.Prompt{
-			ID: store.NewID(), Type: store.TypePrompt, OrgID: p.OrgID, UserID: p.UserID, ProjectID: plan.project,
-			Provider: plan.cfg.Name, ProviderID: plan.cfg.ID, EndpointID: plan.ep.ID, ParentID: req.ParentID,
-			ExternalMetadata: req.ExternalMetadata, Preserve: req.Preserve, FromTemplate: req.FromTemplate,
-			PromptTemplateID: req.PromptTemplateID, Scanners: plan.ep.Scanners,
-			ReceivedAt: store.Timestamp(time.Now().UTC()),
+			PromptFields: store.PromptFields{
+				ID: store.NewID(), Type: store.TypePrompt, OrgID: p.OrgID, UserID: p.UserID, ProjectID: plan.project,
+				Provider: plan.cfg.Name, ParentID: req.ParentID, ExternalMetadata: req.ExternalMetadata,
+				Preserve: req.Preserve, FromTemplate: req.FromTemplate, ReceivedAt: store.Timestamp(time.Now().UTC()),
+			},
+			ProviderID: plan.cfg.ID, EndpointID: plan.ep.ID, PromptTemplateID: req.PromptTemplateID, Scanners: plan.ep.Scanners,
 		},
 		conv: conv,
 	}
@@ -430,8 +431,8 @@ func (h *Handler) finishPrompt(w http.ResponseWriter, r *http.Request, p Princip
 	result := x.visibleResult()
 	chat, tmpl := plan.chat, plan.tmpl
 	if chat == nil && plan.req.ChatName != "" {
-		c := &store.Chat{Name: plan.req.ChatName, ProjectID: rec.ProjectID, UserID: p.UserID, OrgID: p.OrgID,
-			PromptTemplateID: rec.PromptTemplateID}
+		c := &store.Chat{ChatFields: store.ChatFields{Name: plan.req.ChatName, ProjectID: rec.ProjectID, UserID: p.UserID,
+			PromptTemplateID: rec.PromptTemplateID}, OrgID: p.OrgID}
 		if err := h.store.CreateChat(c); err != nil {
 			return internal(err)
 		}

@@ -75,11 +75,12 @@ func (h *Handler) createTemplate(w http.ResponseWriter, r *http.Request, p Princ
 			return internal(err)
 		}
 	}
-	t := &store.PromptTemplate{Name: req.Name, ProjectID: req.ProjectID, PromptID: req.PromptID, UserID: p.UserID, OrgID: p.OrgID}
+	t := &store.PromptTemplate{PromptTemplateFields: store.PromptTemplateFields{Name: req.Name, ProjectID: req.ProjectID,
+		PromptID: req.PromptID, UserID: p.UserID}, OrgID: p.OrgID}
 	if err := h.store.CreatePromptTemplate(t); err != nil {
 		return internal(err)
 	}
-	writeJSON(w, http.StatusCreated, TemplateResponse{PromptTemplate: templateOf(t)})
+	writeJSON(w, http.StatusCreated, TemplateResponse{PromptTemplate: t.PromptTemplateFields})
 	return nil
 }
 
@@ -98,7 +99,7 @@ func (h *Handler) getTemplate(w http.ResponseWriter, r *http.Request, p Principa
 	if err != nil {
 		return internal(err)
 	}
-	out := TemplateWithPrompts{PromptTemplate: templateOf(t), Prompts: make([]Prompt, 0, len(prompts))}
+	out := TemplateWithPrompts{PromptTemplate: t.PromptTemplateFields, Prompts: make([]Prompt, 0, len(prompts))}
 	for _, pr := range prompts {
 		// A member's own template may hold prompts an admin sent from it.
 		if !mayRead(p, pr) {

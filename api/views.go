@@ -6,43 +6,27 @@ import (
 	"github.com/promptwall/promptwall/store"
 )
 
-// The API's views of stored objects: each type is the spec's object with
-// exactly its fields, and the function below it is the one conversion
-// from the store's type, which adds what the spec does not serve (the org,
-// routing fields, statistics) or names a field differently. A view whose
-// wire shape is the store's is the store's type (ChatAccess).
+// The API's views of stored objects. Where the store keeps the spec's
+// object whole, in a struct its own type embeds (PromptFields, ChatFields
+// and the like), the view is that struct, and its function only changes
+// what the spec wants otherwise: a default, [] for nil. The views declared
+// here differ from anything stored: a subset with another result (Scan),
+// computed fields (User, Role), keys in another order than the stored
+// record's (Organization), or items whose stored type carries more
+// (CampaignRun, AttackRun).
 
-// Prompt is a memory item of GET /backend/v1/prompts/{id}: exactly the
-// spec's Prompt fields.
-type Prompt struct {
-	ID               string             `json:"id"`
-	ExternalMetadata string             `json:"externalMetadata"`
-	FromTemplate     bool               `json:"fromTemplate"`
-	Input            string             `json:"input"`
-	Memory           string             `json:"memory"`
-	OrgID            string             `json:"orgId"`
-	ParentID         string             `json:"parentId"`
-	Preserve         bool               `json:"preserve"`
-	ProjectID        string             `json:"projectId"`
-	Provider         string             `json:"provider"`
-	ReceivedAt       store.Timestamp    `json:"receivedAt"`
-	Result           store.PromptResult `json:"result"`
-	Type             string             `json:"type"`
-	UserID           string             `json:"userId"`
-}
+// Prompt is a memory item of GET /backend/v1/prompts/{id}: the stored
+// record's spec fields.
+type Prompt = store.PromptFields
 
 func promptOf(p *store.Prompt, root string) Prompt {
-	memory := p.Memory
-	if memory == "" {
+	out := p.PromptFields
+	if out.Memory == "" {
 		// memory is the conversation's root id: the first prompt of its
 		// parentId chain.
-		memory = root
+		out.Memory = root
 	}
-	return Prompt{
-		ID: p.ID, ExternalMetadata: p.ExternalMetadata, FromTemplate: p.FromTemplate, Input: p.Input,
-		Memory: memory, OrgID: p.OrgID, ParentID: p.ParentID, Preserve: p.Preserve, ProjectID: p.ProjectID,
-		Provider: p.Provider, ReceivedAt: p.ReceivedAt, Result: p.Result, Type: p.Type, UserID: p.UserID,
-	}
+	return out
 }
 
 // Scan is an item of GET /backend/v1/scans: exactly the spec's fields.
@@ -76,19 +60,8 @@ func scanOf(p *store.Prompt) Scan {
 	}
 }
 
-// Chat is the spec's Chat, exactly its fields.
-type Chat struct {
-	ID               string          `json:"id"`
-	Name             string          `json:"name"`
-	ProjectID        string          `json:"projectId"`
-	PromptID         string          `json:"promptId"`
-	PromptTemplateID string          `json:"promptTemplateId"`
-	UserID           string          `json:"userId"`
-	Starred          bool            `json:"starred"`
-	CreatedAt        store.Timestamp `json:"createdAt"`
-	UpdatedAt        store.Timestamp `json:"updatedAt"`
-	Access           ChatAccess      `json:"access"`
-}
+// Chat is the spec's Chat: the store's chat without its org.
+type Chat = store.ChatFields
 
 // ChatAccess is Chat.access, served as stored: its wire shape is the
 // spec's.
@@ -97,27 +70,16 @@ type ChatAccess = store.ChatAccess
 // chatOf is the one conversion of a stored chat to the spec's: the org is
 // left out, and users is an array even when empty.
 func chatOf(c *store.Chat) Chat {
-	access := c.Access
-	if access.Users == nil {
-		access.Users = []string{}
+	out := c.ChatFields
+	if out.Access.Users == nil {
+		out.Access.Users = []string{}
 	}
-	return Chat{ID: c.ID, Name: c.Name, ProjectID: c.ProjectID, PromptID: c.PromptID, PromptTemplateID: c.PromptTemplateID,
-		UserID: c.UserID, Starred: c.Starred, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Access: access}
+	return out
 }
 
-// PromptTemplate is the spec's PromptTemplate, exactly its fields.
-type PromptTemplate struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	ProjectID string          `json:"projectId"`
-	PromptID  string          `json:"promptId"`
-	UserID    string          `json:"userId"`
-	CreatedAt store.Timestamp `json:"createdAt"`
-}
-
-func templateOf(t *store.PromptTemplate) PromptTemplate {
-	return PromptTemplate{ID: t.ID, Name: t.Name, ProjectID: t.ProjectID, PromptID: t.PromptID, UserID: t.UserID, CreatedAt: t.CreatedAt}
-}
+// PromptTemplate is the spec's PromptTemplate: the store's template
+// without its org.
+type PromptTemplate = store.PromptTemplateFields
 
 // User is an item of GET /backend/v1/users: exactly the spec's fields.
 type User struct {
@@ -189,67 +151,36 @@ func orgOf(o *store.Org) Organization {
 	}
 }
 
-// CampaignRun is the spec's CampaignRun, exactly its fields.
+// CampaignRun is the spec's CampaignRun: the stored run's spec fields,
+// and its attack runs as the spec shows them.
 type CampaignRun struct {
-	ID         string          `json:"id"`
-	Name       string          `json:"name"`
-	CampaignID string          `json:"campaignId"`
-	ScheduleID string          `json:"scheduleId"`
-	CreatedAt  store.Timestamp `json:"createdAt"`
-	CreatedBy  string          `json:"createdBy"`
-	StartAt    store.Timestamp `json:"startAt"`
-	Status     string          `json:"status"`
-	Progress   float64         `json:"progress"`
-	Total      string          `json:"total"`
-	CASIScore  string          `json:"CASIScore"`
-	AttackRuns []AttackRun     `json:"attackRuns"`
+	store.CampaignRunFields
+	AttackRuns []AttackRun `json:"attackRuns"`
 }
 
-// AttackRun is the spec's AttackRun.
+// AttackRun is the spec's AttackRun: the stored attack run's spec fields,
+// and its attack, events and results as the spec shows them.
 type AttackRun struct {
-	ID         string         `json:"id"`
-	ProviderID string         `json:"providerId"`
-	Progress   float64        `json:"progress"`
-	Total      string         `json:"total"`
-	ErrorCount int            `json:"errorCount"`
-	Attack     Attack         `json:"attack"`
-	Events     []AttackEvent  `json:"events"`
-	Results    []AttackResult `json:"results"`
+	store.AttackRunFields
+	Attack  Attack         `json:"attack"`
+	Events  []AttackEvent  `json:"events"`
+	Results []AttackResult `json:"results"`
 	// Target (extension) is "provider" or "endpoint:<name>": whether the
 	// attacks went straight to the provider or through that endpoint.
 	Target string `json:"target"`
 }
 
-// Attack is the spec's Attack.
-type Attack struct {
-	Pack       string   `json:"pack"`
-	Severity   int      `json:"severity"`
-	Technique  string   `json:"technique"`
-	Vector     string   `json:"vector"`
-	Converters []string `json:"converters"`
-}
+// Attack is the spec's Attack: the stored attack without its id.
+type Attack = store.AttackFields
 
-// AttackEvent is an item of AttackRun.events.
-type AttackEvent struct {
-	CreatedAt store.Timestamp `json:"createdAt"`
-	Event     string          `json:"event"`
-}
+// AttackEvent is an item of AttackRun.events: the stored event without
+// its reason.
+type AttackEvent = store.AttackEvent
 
-// AttackResult is the spec's AttackResult.
-type AttackResult struct {
-	Conversation      []store.ChatMessage `json:"conversation"`
-	ConversationSteps int                 `json:"conversationSteps"`
-	Converter         string              `json:"converter"`
-	Error             string              `json:"error"`
-	ErrorSummary      string              `json:"errorSummary"`
-	Fingerprint       string              `json:"fingerprint"`
-	Intent            string              `json:"intent"`
-	IntentCategory    string              `json:"intentCategory"`
-	Vulnerable        bool                `json:"vulnerable"`
-	// Outcome (extension) is vulnerable, resisted, blocked (by the
-	// endpoint, request or answer) or error.
-	Outcome string `json:"outcome"`
-}
+// AttackResult is the spec's AttackResult with its outcome extension: the
+// stored attempt without whether an endpoint blocked it and the judge's
+// reason.
+type AttackResult = store.AttackResultFields
 
 // campaignView is a campaign in the campaigns map. The system prompt is
 // left out: it is the campaign's test fixture, not something every
@@ -272,12 +203,10 @@ func campaignViewOf(c *store.Campaign) campaignView {
 		Targets: nonNil(c.Targets), CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
+// campaignRunOf leaves out the run's org, extensions and statistics, and
+// serves total as "0" until the run is planned.
 func campaignRunOf(r *store.CampaignRun) CampaignRun {
-	out := CampaignRun{
-		ID: r.ID, Name: r.Name, CampaignID: r.CampaignID, ScheduleID: r.ScheduleID, CreatedAt: r.CreatedAt,
-		CreatedBy: r.CreatedBy, StartAt: r.StartAt, Status: r.Status, Progress: r.Progress, Total: r.Total,
-		CASIScore: r.CASIScore, AttackRuns: make([]AttackRun, 0, len(r.AttackRuns)),
-	}
+	out := CampaignRun{CampaignRunFields: r.CampaignRunFields, AttackRuns: make([]AttackRun, 0, len(r.AttackRuns))}
 	if out.Total == "" {
 		out.Total = "0"
 	}
@@ -288,39 +217,29 @@ func campaignRunOf(r *store.CampaignRun) CampaignRun {
 }
 
 // attackRunOf leaves out the campaign run's id, the attack run's index,
-// statistics and score, and each event's reason: the spec's AttackRun has
-// none of them.
+// statistics and score, the attack's id and each event's reason: the
+// spec's AttackRun has none of them.
 func attackRunOf(ar *store.AttackRun) AttackRun {
 	a := AttackRun{
-		ID: ar.ID, ProviderID: ar.ProviderID, Progress: ar.Progress, Total: ar.Total, ErrorCount: ar.ErrorCount,
-		Attack: Attack{Pack: ar.Attack.Pack, Severity: ar.Attack.Severity, Technique: ar.Attack.Technique,
-			Vector: ar.Attack.Vector, Converters: nonNil(ar.Attack.Converters)},
-		Events:  make([]AttackEvent, 0, len(ar.Events)),
-		Results: make([]AttackResult, 0, len(ar.Results)),
-		Target:  ar.Target,
+		AttackRunFields: ar.AttackRunFields,
+		Attack:          ar.Attack.AttackFields,
+		Events:          make([]AttackEvent, 0, len(ar.Events)),
+		Results:         make([]AttackResult, 0, len(ar.Results)),
+		Target:          ar.Target,
 	}
+	a.Attack.Converters = nonNil(a.Attack.Converters)
 	if a.Total == "" {
 		a.Total = "0"
 	}
 	for _, e := range ar.Events {
-		a.Events = append(a.Events, AttackEvent{CreatedAt: e.CreatedAt, Event: e.Event})
+		a.Events = append(a.Events, e.AttackEvent)
 	}
 	for i := range ar.Results {
-		a.Results = append(a.Results, attackResultOf(&ar.Results[i]))
+		res := ar.Results[i].AttackResultFields
+		if res.Conversation == nil {
+			res.Conversation = []store.ChatMessage{}
+		}
+		a.Results = append(a.Results, res)
 	}
 	return a
-}
-
-// attackResultOf leaves out whether an endpoint blocked the attempt and the
-// judge's reason, which the spec's AttackResult does not carry.
-func attackResultOf(res *store.AttackResult) AttackResult {
-	conv := res.Conversation
-	if conv == nil {
-		conv = []store.ChatMessage{}
-	}
-	return AttackResult{
-		Conversation: conv, ConversationSteps: res.ConversationSteps, Converter: res.Converter,
-		Error: res.Error, ErrorSummary: res.ErrorSummary, Fingerprint: res.Fingerprint,
-		Intent: res.Intent, IntentCategory: res.IntentCategory, Vulnerable: res.Vulnerable, Outcome: res.Outcome,
-	}
 }

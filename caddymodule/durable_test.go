@@ -55,7 +55,7 @@ func TestCommitGateHoldsLastByte(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := &store.Prompt{OrgID: "org", Input: "x"}
+			p := &store.Prompt{PromptFields: store.PromptFields{OrgID: "org", Input: "x"}}
 			if err := res.Commit(p); err != nil {
 				t.Fatal(err)
 			}

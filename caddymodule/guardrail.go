@@ -275,15 +275,17 @@ func (g *GuardrailHandler) commitScan(res *store.Reservation, id string, receive
 		org = defaultOrgID()
 	}
 	p := store.Prompt{
-		ID:               id,
-		Type:             store.TypeScan,
-		OrgID:            org,
-		UserID:           who.UserID,
-		ProjectID:        g.project,
-		EndpointID:       g.ep.ID,
-		ReceivedAt:       store.Timestamp(received),
-		ExternalMetadata: c.Metadata.JSON(),
-		Scanners:         g.ep.settingsJSON(),
+		PromptFields: store.PromptFields{
+			ID:               id,
+			Type:             store.TypeScan,
+			OrgID:            org,
+			UserID:           who.UserID,
+			ProjectID:        g.project,
+			ReceivedAt:       store.Timestamp(received),
+			ExternalMetadata: c.Metadata.JSON(),
+		},
+		EndpointID: g.ep.ID,
+		Scanners:   g.ep.settingsJSON(),
 	}
 	p.Memory = p.ID
 	conv := &c.Conversation

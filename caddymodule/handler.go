@@ -636,15 +636,17 @@ func (x *exchange) commit() {
 	// p stays on this goroutine's stack unless deferred scanners need it
 	// later: the store encodes it before Commit returns.
 	p := store.Prompt{
-		ID:         x.id,
-		Type:       "prompt",
-		OrgID:      org,
-		UserID:     x.who.UserID,
-		ProjectID:  h.labels.project,
-		Provider:   h.Provider,
+		PromptFields: store.PromptFields{
+			ID:         x.id,
+			Type:       "prompt",
+			OrgID:      org,
+			UserID:     x.who.UserID,
+			ProjectID:  h.labels.project,
+			Provider:   h.Provider,
+			ReceivedAt: store.Timestamp(x.received),
+		},
 		ProviderID: h.providerID(),
 		EndpointID: h.ep.ID,
-		ReceivedAt: store.Timestamp(x.received),
 	}
 	p.Memory = p.ID
 	rx := record.Exchange{Conv: x.conv, Input: x.input, OutConv: x.outConv, Output: x.output, Failure: x.upstreamErr}

@@ -231,7 +231,7 @@ func TestNegativeRetentionKeepsRecords(t *testing.T) {
 		a := &App{StorageRaw: path, VerdictCacheBytes: 1 << 20, Retention: caddy.Duration(retention), durability: store.DurabilitySync}
 		shared := openAppStore(t, ctx, a)
 		if i == 0 {
-			if err := shared.store.Put(ctx, &store.Prompt{ID: "old-record", OrgID: "o1", Type: "prompt", ReceivedAt: old}); err != nil {
+			if err := shared.store.Put(ctx, &store.Prompt{PromptFields: store.PromptFields{ID: "old-record", OrgID: "o1", Type: "prompt", ReceivedAt: old}}); err != nil {
 				t.Fatal(err)
 			}
 		}

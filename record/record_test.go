@@ -158,7 +158,9 @@ func TestAddDeferred(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &store.Prompt{Result: store.PromptResult{Outcome: string(tc.recorded), ScannerResults: ScannerResults(result("secrets"), 0)}}
+			p := &store.Prompt{
+				PromptFields: store.PromptFields{Result: store.PromptResult{Outcome: string(tc.recorded), ScannerResults: ScannerResults(result("secrets"), 0)}},
+			}
 			AddDeferred(p, tc.deferred, 0)
 			if p.Result.Outcome != string(tc.want) || len(p.Result.ScannerResults) != tc.results {
 				t.Errorf("outcome %s with %d results, want %s with %d", p.Result.Outcome, len(p.Result.ScannerResults), tc.want, tc.results)

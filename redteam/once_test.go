@@ -83,7 +83,8 @@ func TestSchedulesAcrossInstances(t *testing.T) {
 	}
 
 	// A run whose executor died (nobody holds its lock) is ended.
-	orphan := &store.CampaignRun{ID: store.NewID(), OrgID: "o1", Name: "Hourly", CampaignID: id, Status: store.RunRunning, Total: "0"}
+	orphan := &store.CampaignRun{CampaignRunFields: store.CampaignRunFields{ID: store.NewID(), Name: "Hourly", CampaignID: id,
+		Status: store.RunRunning, Total: "0"}, OrgID: "o1"}
 	if err := a.s.CreateCampaignRun(orphan); err != nil {
 		t.Fatal(err)
 	}

@@ -312,9 +312,9 @@ func (r *Runner) start(ctx context.Context, orgID, campaignID, userID, scheduleI
 	sys := strings.ReplaceAll(c.SystemPrompt, CanaryPlaceholder, canary)
 	targets := targetsOf(c)
 	run := &store.CampaignRun{
-		ID: store.NewID(), Name: c.Name, CampaignID: c.ID, ScheduleID: scheduleID, OrgID: orgID,
-		CreatedAt: r.stamp(), CreatedBy: userID, Status: store.RunQueued,
-		Providers: slices.Clone(c.Providers), Targets: slices.Clone(targets),
+		CampaignRunFields: store.CampaignRunFields{ID: store.NewID(), Name: c.Name, CampaignID: c.ID, ScheduleID: scheduleID,
+			CreatedAt: r.stamp(), CreatedBy: userID, Status: store.RunQueued},
+		OrgID: orgID, Providers: slices.Clone(c.Providers), Targets: slices.Clone(targets),
 	}
 	plan := make([]planned, 0, len(attacks)*len(c.Providers)*len(targets))
 	convs := slices.Clone(c.Converters)
@@ -322,11 +322,11 @@ func (r *Runner) start(ctx context.Context, orgID, campaignID, userID, scheduleI
 		for _, p := range c.Providers {
 			for _, a := range attacks {
 				ar := &store.AttackRun{
-					ID: store.NewID(), CampaignRunID: run.ID, Index: len(plan), ProviderID: p, Target: t,
-					Total: strconv.Itoa(1 + len(convs)),
-					Attack: store.AttackSpec{ID: a.ID, Pack: a.Pack, Severity: a.Severity, Technique: a.Technique,
-						Vector: a.Vector, Converters: convs},
-					Events: []store.AttackRunEvent{{CreatedAt: run.CreatedAt, Event: store.EventQueued}},
+					AttackRunFields: store.AttackRunFields{ID: store.NewID(), ProviderID: p, Total: strconv.Itoa(1 + len(convs))},
+					CampaignRunID:   run.ID, Index: len(plan), Target: t,
+					Attack: store.AttackSpec{ID: a.ID, AttackFields: store.AttackFields{Pack: a.Pack, Severity: a.Severity,
+						Technique: a.Technique, Vector: a.Vector, Converters: convs}},
+					Events: []store.AttackRunEvent{{AttackEvent: store.AttackEvent{CreatedAt: run.CreatedAt, Event: store.EventQueued}}},
 				}
 				run.AttackRuns = append(run.AttackRuns, ar)
 				plan = append(plan, planned{ar: ar, attack: a})
@@ -508,7 +508,10 @@ func (r *Runner) finishOrphan(run *store.CampaignRun, status, reason string) err
 			stats.Add(ar.Stats)
 			continue
 		}
-		ar.Events = append(ar.Events, store.AttackRunEvent{CreatedAt: now, Event: store.EventFailed, Reason: reason})
+		ar.Events = append(ar.Events, store.AttackRunEvent{
+			AttackEvent: store.AttackEvent{CreatedAt: now, Event: store.EventFailed},
+			Reason:      reason,
+		})
 		changed = append(changed, ar)
 	}
 	run.Stats = stats
@@ -634,7 +637,10 @@ func (ex *execution) end(ctx context.Context) {
 	var unfinished []*store.AttackRun
 	for _, p := range ex.plan {
 		if !finished(p.ar) {
-			p.ar.Events = append(p.ar.Events, store.AttackRunEvent{CreatedAt: now, Event: store.EventFailed, Reason: reason})
+			p.ar.Events = append(p.ar.Events, store.AttackRunEvent{
+				AttackEvent: store.AttackEvent{CreatedAt: now, Event: store.EventFailed},
+				Reason:      reason,
+			})
 			unfinished = append(unfinished, p.ar)
 		}
 	}
@@ -648,7 +654,7 @@ func (ex *execution) end(ctx context.Context) {
 func (ex *execution) attack(ctx context.Context, p planned) {
 	r, ar, a := ex.r, p.ar, p.attack
 	ex.mu.Lock()
-	ar.Events = append(ar.Events, store.AttackRunEvent{CreatedAt: r.stamp(), Event: store.EventStarted})
+	ar.Events = append(ar.Events, store.AttackRunEvent{AttackEvent: store.AttackEvent{CreatedAt: r.stamp(), Event: store.EventStarted}})
 	ex.mu.Unlock()
 
 	variants := append([]string{""}, ar.Attack.Converters...)
@@ -680,9 +686,12 @@ func (ex *execution) attack(ctx context.Context, p planned) {
 		// Stopped part way; end() records why.
 		return
 	case stats.Errors == len(results):
-		ar.Events = append(ar.Events, store.AttackRunEvent{CreatedAt: now, Event: store.EventFailed, Reason: "every attempt failed"})
+		ar.Events = append(ar.Events, store.AttackRunEvent{
+			AttackEvent: store.AttackEvent{CreatedAt: now, Event: store.EventFailed},
+			Reason:      "every attempt failed",
+		})
 	default:
-		ar.Events = append(ar.Events, store.AttackRunEvent{CreatedAt: now, Event: store.EventCompleted})
+		ar.Events = append(ar.Events, store.AttackRunEvent{AttackEvent: store.AttackEvent{CreatedAt: now, Event: store.EventCompleted}})
 	}
 	ex.done++
 	ex.run.Stats.Add(stats)
@@ -724,10 +733,10 @@ func Conversation(a *Attack, conv, sys, canary string) []Message {
 func (ex *execution) attempt(ctx context.Context, a *Attack, ar *store.AttackRun, conv string) store.AttackResult {
 	r := ex.r
 	msgs := Conversation(a, conv, ex.system, ex.canary)
-	res := store.AttackResult{
+	res := store.AttackResult{AttackResultFields: store.AttackResultFields{
 		Conversation: msgs, Converter: conv, Intent: a.Intent, IntentCategory: a.IntentCategory,
 		Fingerprint: Fingerprint(a, conv, ar.ProviderID, ar.Target),
-	}
+	}}
 	actx, cancel := context.WithTimeout(ctx, r.opts.AttemptTimeout)
 	defer cancel()
 	ep, behind := strings.CutPrefix(ar.Target, TargetEndpointPrefix)

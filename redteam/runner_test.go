@@ -432,15 +432,19 @@ func TestRunRestart(t *testing.T) {
 
 	// Crash: a run left running and one left queued are failed by the
 	// next process's Recover, with scores over what completed.
-	crashed := &store.CampaignRun{ID: store.NewID(), OrgID: "o1", Name: "Restart", CampaignID: id, Status: store.RunRunning, Total: "2"}
-	done := &store.AttackRun{ID: store.NewID(), CampaignRunID: crashed.ID, Index: 0, Total: "1",
-		Attack: store.AttackSpec{ID: "leak", Pack: "hand", Severity: 5},
-		Events: []store.AttackRunEvent{{Event: store.EventQueued}, {Event: store.EventStarted}, {Event: store.EventCompleted}},
-		Stats:  store.RunStats{Attempts: 1, Resisted: 1, SeverityJudged: 5, SeverityResisted: 5}}
-	open := &store.AttackRun{ID: store.NewID(), CampaignRunID: crashed.ID, Index: 1, Total: "1",
-		Events: []store.AttackRunEvent{{Event: store.EventQueued}, {Event: store.EventStarted}}}
+	crashed := &store.CampaignRun{CampaignRunFields: store.CampaignRunFields{ID: store.NewID(), Name: "Restart", CampaignID: id,
+		Status: store.RunRunning, Total: "2"}, OrgID: "o1"}
+	done := &store.AttackRun{AttackRunFields: store.AttackRunFields{ID: store.NewID(), Total: "1"}, CampaignRunID: crashed.ID, Index: 0,
+		Attack: store.AttackSpec{ID: "leak", AttackFields: store.AttackFields{Pack: "hand", Severity: 5}},
+		Events: []store.AttackRunEvent{{AttackEvent: store.AttackEvent{Event: store.EventQueued}},
+			{AttackEvent: store.AttackEvent{Event: store.EventStarted}}, {AttackEvent: store.AttackEvent{Event: store.EventCompleted}}},
+		Stats: store.RunStats{Attempts: 1, Resisted: 1, SeverityJudged: 5, SeverityResisted: 5}}
+	open := &store.AttackRun{AttackRunFields: store.AttackRunFields{ID: store.NewID(), Total: "1"}, CampaignRunID: crashed.ID, Index: 1,
+		Events: []store.AttackRunEvent{{AttackEvent: store.AttackEvent{Event: store.EventQueued}},
+			{AttackEvent: store.AttackEvent{Event: store.EventStarted}}}}
 	crashed.AttackRuns = []*store.AttackRun{done, open}
-	queued := &store.CampaignRun{ID: store.NewID(), OrgID: "o1", Name: "Restart", CampaignID: id, Status: store.RunQueued, Total: "0"}
+	queued := &store.CampaignRun{CampaignRunFields: store.CampaignRunFields{ID: store.NewID(), Name: "Restart", CampaignID: id,
+		Status: store.RunQueued, Total: "0"}, OrgID: "o1"}
 	for _, r := range []*store.CampaignRun{crashed, queued} {
 		if err := g.s.CreateCampaignRun(r); err != nil {
 			t.Fatal(err)

@@ -29,7 +29,7 @@ func TestScores(t *testing.T) {
 			t.Errorf("%s: block rate %q, want %q", tt.name, got, tt.blk)
 		}
 	}
-	r := store.AttackResult{Outcome: OutcomeBlocked}
+	r := store.AttackResult{AttackResultFields: store.AttackResultFields{Outcome: OutcomeBlocked}}
 	if s := statsOf(4, &r); s.Blocked != 1 || s.Resisted != 1 || s.SeverityJudged != 4 || s.SeverityResisted != 4 {
 		t.Fatalf("blocked attempt stats %+v", s)
 	}

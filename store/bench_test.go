@@ -16,16 +16,13 @@ import (
 
 func benchPrompt(i int) *Prompt {
 	return &Prompt{
-		OrgID:      "org",
-		UserID:     fmt.Sprint("user", i%50),
-		ProjectID:  "project",
-		ProviderID: "openai",
-		EndpointID: "endpoint",
-		Type:       TypePrompt,
-		Input:      strings.Repeat("Please summarise the quarterly report. ", 12) + fmt.Sprint(i),
-		Result: PromptResult{Outcome: "passed", ScannerResults: []ScannerResult{{
-			ScannerID: "pii", Outcome: "passed", ScanDirection: "input", Data: ScannerData{Type: "pii"},
-		}}},
+		PromptFields: PromptFields{OrgID: "org", UserID: fmt.Sprint("user", i%50), ProjectID: "project",
+			Type:  TypePrompt,
+			Input: strings.Repeat("Please summarise the quarterly report. ", 12) + fmt.Sprint(i),
+			Result: PromptResult{Outcome: "passed", ScannerResults: []ScannerResult{{
+				ScannerID: "pii", Outcome: "passed", ScanDirection: "input", Data: ScannerData{Type: "pii"},
+			}}}},
+		ProviderID: "openai", EndpointID: "endpoint",
 	}
 }
 
@@ -76,18 +73,13 @@ func gatewayPrompt(i int) *Prompt {
 			Data: ScannerData{Type: id, Matches: [][2]int{}}}
 	}
 	return &Prompt{
-		ID:         NewID(),
-		ReceivedAt: Timestamp(time.Now()),
-		OrgID:      "org",
-		ProjectID:  "project",
-		Provider:   "openai",
-		ProviderID: "openai",
-		EndpointID: "endpoint",
-		Type:       TypePrompt,
-		Input:      strings.Repeat("Please summarise the quarterly report for the board. ", 38) + fmt.Sprint(i),
-		Scanners:   `[{"id":"pii","enabled":true},{"id":"secrets","enabled":true},{"id":"injection","enabled":true}]`,
-		Result: PromptResult{Outcome: "passed", Response: strings.Repeat("The quarter went well. ", 8),
-			ScannerResults: []ScannerResult{sr("pii", "input"), sr("secrets", "input"), sr("injection", "input"), sr("pii", "output")}},
+		PromptFields: PromptFields{ID: NewID(), ReceivedAt: Timestamp(time.Now()), OrgID: "org", ProjectID: "project",
+			Provider: "openai", Type: TypePrompt,
+			Input: strings.Repeat("Please summarise the quarterly report for the board. ", 38) + fmt.Sprint(i),
+			Result: PromptResult{Outcome: "passed", Response: strings.Repeat("The quarter went well. ", 8),
+				ScannerResults: []ScannerResult{sr("pii", "input"), sr("secrets", "input"), sr("injection", "input"), sr("pii", "output")}}},
+		ProviderID: "openai", EndpointID: "endpoint",
+		Scanners: `[{"id":"pii","enabled":true},{"id":"secrets","enabled":true},{"id":"injection","enabled":true}]`,
 	}
 }
 

@@ -91,23 +91,31 @@ type CampaignSchedule struct {
 	CreatedAt Timestamp `json:"createdAt"`
 }
 
-// CampaignRun is the spec's CampaignRun plus Promptwall's extensions. The
-// spec's fields are always present. Progress is the finished share of the
+// CampaignRunFields is the spec's CampaignRun but for attackRuns, whose
+// items the store keeps with more fields than the spec serves: the API
+// serves these fields as they are. Progress is the finished share of the
 // attack runs as a fraction in 0..1 (Total is their number, as a decimal
-// string); CASIScore and the rates are decimal strings 0-100 with two
-// decimals, "" until at least one attack was judged.
+// string); CASIScore is a decimal string 0-100 with two decimals, "" until
+// at least one attack was judged.
+type CampaignRunFields struct {
+	ID         string    `json:"id"`
+	Name       string    `json:"name"`
+	CampaignID string    `json:"campaignId"`
+	ScheduleID string    `json:"scheduleId"`
+	CreatedAt  Timestamp `json:"createdAt"`
+	CreatedBy  string    `json:"createdBy"`
+	StartAt    Timestamp `json:"startAt"`
+	Status     string    `json:"status"`
+	Progress   float64   `json:"progress"`
+	Total      string    `json:"total"`
+	CASIScore  string    `json:"CASIScore"`
+}
+
+// CampaignRun is the spec's CampaignRun plus Promptwall's extensions. The
+// spec's fields are always present, first; the rates are decimal strings
+// like CASIScore.
 type CampaignRun struct {
-	ID         string       `json:"id"`
-	Name       string       `json:"name"`
-	CampaignID string       `json:"campaignId"`
-	ScheduleID string       `json:"scheduleId"`
-	CreatedAt  Timestamp    `json:"createdAt"`
-	CreatedBy  string       `json:"createdBy"`
-	StartAt    Timestamp    `json:"startAt"`
-	Status     string       `json:"status"`
-	Progress   float64      `json:"progress"`
-	Total      string       `json:"total"`
-	CASIScore  string       `json:"CASIScore"`
+	CampaignRunFields
 	AttackRuns []*AttackRun `json:"attackRuns"`
 
 	OrgID string `json:"orgId"`
@@ -150,18 +158,25 @@ func (s *RunStats) Add(o RunStats) {
 	s.SeverityResisted += o.SeverityResisted
 }
 
+// AttackRunFields is the spec's AttackRun but for attack, events and
+// results, whose items the store keeps with more fields than the spec
+// serves: the API serves these fields as they are. Progress is the
+// finished share of the attempts in 0..1; Total their number.
+type AttackRunFields struct {
+	ID         string  `json:"id"`
+	ProviderID string  `json:"providerId"`
+	Progress   float64 `json:"progress"`
+	Total      string  `json:"total"`
+	ErrorCount int     `json:"errorCount"`
+}
+
 // AttackRun is the spec's AttackRun: one attack sent to one provider
-// through one target, once plain and once per converter. Progress is the
-// finished share of those attempts in 0..1; Total their number.
+// through one target, once plain and once per converter.
 type AttackRun struct {
-	ID         string           `json:"id"`
-	ProviderID string           `json:"providerId"`
-	Progress   float64          `json:"progress"`
-	Total      string           `json:"total"`
-	ErrorCount int              `json:"errorCount"`
-	Attack     AttackSpec       `json:"attack"`
-	Events     []AttackRunEvent `json:"events"`
-	Results    []AttackResult   `json:"results"`
+	AttackRunFields
+	Attack  AttackSpec       `json:"attack"`
+	Events  []AttackRunEvent `json:"events"`
+	Results []AttackResult   `json:"results"`
 
 	CampaignRunID string `json:"campaignRunId"`
 	// Index orders the attack runs of a run as they were planned.
@@ -172,10 +187,8 @@ type AttackRun struct {
 	Stats     RunStats `json:"stats"`
 }
 
-// AttackSpec is the spec's Attack, plus the attack's id and name in its
-// pack.
-type AttackSpec struct {
-	ID         string   `json:"id"`
+// AttackFields is the spec's Attack, exactly its fields.
+type AttackFields struct {
 	Pack       string   `json:"pack"`
 	Severity   int      `json:"severity"`
 	Technique  string   `json:"technique"`
@@ -183,11 +196,24 @@ type AttackSpec struct {
 	Converters []string `json:"converters"`
 }
 
-// AttackRunEvent is an entry of AttackRun.events.
-type AttackRunEvent struct {
+// AttackSpec is the spec's Attack, after the attack's id (its name in its
+// pack).
+type AttackSpec struct {
+	ID string `json:"id"`
+	AttackFields
+}
+
+// AttackEvent is the spec's item of AttackRun.events, exactly its fields.
+type AttackEvent struct {
 	CreatedAt Timestamp `json:"createdAt"`
 	Event     string    `json:"event"`
-	Reason    string    `json:"reason,omitempty"`
+}
+
+// AttackRunEvent is an entry of AttackRun.events as stored: the spec's
+// event and why it happened.
+type AttackRunEvent struct {
+	AttackEvent
+	Reason string `json:"reason,omitempty"`
 }
 
 // ChatMessage is one turn of an attack's conversation.
@@ -196,10 +222,9 @@ type ChatMessage struct {
 	Content string `json:"content"`
 }
 
-// AttackResult is the spec's AttackResult: one attempt (the plain attack,
-// or the attack through one converter). Converter is "" for the plain
-// attempt.
-type AttackResult struct {
+// AttackResultFields is the spec's AttackResult plus outcome, the
+// extension the API serves with it. Converter is "" for the plain attempt.
+type AttackResultFields struct {
 	Conversation      []ChatMessage `json:"conversation"`
 	ConversationSteps int           `json:"conversationSteps"`
 	Converter         string        `json:"converter"`
@@ -213,6 +238,12 @@ type AttackResult struct {
 	// Outcome is vulnerable, resisted, blocked (resisted because the
 	// target's policy blocked the attack) or error.
 	Outcome string `json:"outcome"`
+}
+
+// AttackResult is one attempt (the plain attack, or the attack through one
+// converter): the spec's AttackResult and what the API leaves out of it.
+type AttackResult struct {
+	AttackResultFields
 	// Blocked is true when a Promptwall endpoint blocked the attack
 	// before it reached the provider.
 	Blocked bool `json:"blocked"`

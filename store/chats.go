@@ -29,8 +29,9 @@ type ChatAccess struct {
 	Users []string `json:"users"`
 }
 
-// Chat is the spec's Chat plus its org.
-type Chat struct {
+// ChatFields is the spec's Chat, exactly its fields: the API serves it
+// as it is, so the spec's shape is written down once.
+type ChatFields struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	ProjectID string `json:"projectId"`
@@ -43,7 +44,13 @@ type Chat struct {
 	CreatedAt        Timestamp  `json:"createdAt"`
 	UpdatedAt        Timestamp  `json:"updatedAt"`
 	Access           ChatAccess `json:"access"`
-	OrgID            string     `json:"orgId"`
+}
+
+// Chat is the spec's Chat plus its org. Embedding keeps the stored JSON
+// the spec's fields followed by orgId, as before.
+type Chat struct {
+	ChatFields
+	OrgID string `json:"orgId"`
 }
 
 // Readable reports whether a user of an org may read the chat: its creator, the users in access.users, and the whole org

@@ -40,7 +40,7 @@ func TestReservationWait(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := &Prompt{OrgID: "org", Input: "hello"}
+			p := &Prompt{PromptFields: PromptFields{OrgID: "org", Input: "hello"}}
 			if err := r.Commit(p); err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +84,7 @@ func TestReadYourWrites(t *testing.T) {
 	for _, d := range []Durability{DurabilitySync, DurabilityBatched} {
 		t.Run(string(d), func(t *testing.T) {
 			s, gate, entered := stalledWriter(t, d)
-			p := &Prompt{OrgID: "org", Input: "hello"}
+			p := &Prompt{PromptFields: PromptFields{OrgID: "org", Input: "hello"}}
 			put(t, s, p)
 			<-entered
 			got := make(chan error, 2)
@@ -130,7 +130,7 @@ func TestFullDiskSync(t *testing.T) {
 				done <- acked{err: err}
 				return
 			}
-			p := &Prompt{OrgID: "org", Input: fmt.Sprint("prompt ", i)}
+			p := &Prompt{PromptFields: PromptFields{OrgID: "org", Input: fmt.Sprint("prompt ", i)}}
 			if err := r.Commit(p); err != nil {
 				done <- acked{err: err}
 				return

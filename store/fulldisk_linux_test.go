@@ -91,7 +91,7 @@ func fullDisk(t *testing.T, durability store.Durability) {
 				acks <- ack{err: err}
 				return
 			}
-			p := &store.Prompt{OrgID: "org", Input: fmt.Sprint(i, " ", big)}
+			p := &store.Prompt{PromptFields: store.PromptFields{OrgID: "org", Input: fmt.Sprint(i, " ", big)}}
 			if err := r.Commit(p); err != nil {
 				acks <- ack{err: err}
 				return
@@ -164,7 +164,7 @@ func put(ctx context.Context, s *store.Store, input string) error {
 	if err != nil {
 		return err
 	}
-	if err := r.Commit(&store.Prompt{OrgID: "org", Input: input}); err != nil {
+	if err := r.Commit(&store.Prompt{PromptFields: store.PromptFields{OrgID: "org", Input: input}}); err != nil {
 		return err
 	}
 	return r.Wait(ctx)

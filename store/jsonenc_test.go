@@ -46,48 +46,58 @@ func TestAppendPromptJSON(t *testing.T) {
 		p    Prompt
 	}{
 		{"zero", Prompt{}},
-		{"nil and empty slices", Prompt{ID: "a", Result: PromptResult{ScannerResults: []ScannerResult{
-			{Data: ScannerData{Matches: nil, Findings: []Finding{}}},
-			{Data: ScannerData{Matches: [][2]int{}}},
-		}}}},
-		{"empty results", Prompt{ID: "a", Result: PromptResult{ScannerResults: []ScannerResult{}}}},
-		{"full", Prompt{
-			ID: "0193-abc", ExternalMetadata: `{"k":"<v>"}`, FromTemplate: true, Input: "masked ****",
-			Memory: "m", OrgID: "org", ParentID: "p", Preserve: true, ProjectID: "proj", Provider: "OpenAI",
-			ReceivedAt: Timestamp(at), Type: TypePrompt, UserID: "u", EndpointID: "e", ProviderID: "pid",
-			ChatID: "c", PromptTemplateID: "t", Scanners: `[{"id":"secrets"}]`, ScannersRef: "ref",
-			Result: PromptResult{
-				Analysis: "a", Files: "f", Outcome: "blocked", ProviderResult: "upstream error: \"x\"\n", Response: "r",
-				ScannerResults: []ScannerResult{{
-					CompletedDate: Timestamp(at.Add(time.Millisecond)), CustomConfig: true, StartedDate: Timestamp(at),
-					Outcome: "blocked", ScanDirection: "input", ScannerID: "secrets", ScannerVersionMeta: "1",
-					Data: ScannerData{
-						Type: "secret", Matches: [][2]int{{0, 4}, {-1, 1 << 40}}, Reason: "AWS key", Error: "e",
-						Findings: []Finding{
-							{Message: 0, Role: "user", Kind: "AWS_ACCESS_KEY", Start: 0, End: 4, Score: 1},
-							{Message: -3, Role: "assistant", Kind: "K", Start: 5, End: 9, Score: 0.8125},
-						},
-					},
-				}},
-			},
+		{"nil and empty slices", Prompt{
+			PromptFields: PromptFields{ID: "a",
+				Result: PromptResult{ScannerResults: []ScannerResult{
+					{Data: ScannerData{Matches: nil, Findings: []Finding{}}},
+					{Data: ScannerData{Matches: [][2]int{}}},
+				}}},
 		}},
-		{"timestamp years", Prompt{ReceivedAt: Timestamp(time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)), Result: PromptResult{ScannerResults: []ScannerResult{
-			{StartedDate: Timestamp(time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)), CompletedDate: Timestamp(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))},
-			{StartedDate: Timestamp(time.Date(-1, 6, 15, 12, 30, 0, 5e6, time.UTC)), CompletedDate: Timestamp(time.Date(0, 2, 29, 1, 2, 3, 45e6, time.FixedZone("", -5*3600)))},
-			{StartedDate: Timestamp(time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)), CompletedDate: Timestamp(time.Date(2026, 1, 1, 0, 59, 59, 999e6, time.FixedZone("", 3600)))},
-		}}}},
-		{"float formats", Prompt{Result: PromptResult{ScannerResults: []ScannerResult{{Data: ScannerData{Findings: []Finding{
-			{Score: 0}, {Score: math.Copysign(0, -1)}, {Score: 1e-6}, {Score: 9.99e-7}, {Score: 1e-7},
-			{Score: 1e20}, {Score: 1e21}, {Score: 123456789.123}, {Score: -0.1}, {Score: 5e-324},
-			{Score: math.MaxFloat64}, {Score: 1.5e-300},
-		}}}}}}},
+		{"empty results", Prompt{PromptFields: PromptFields{ID: "a", Result: PromptResult{ScannerResults: []ScannerResult{}}}}},
+		{"full", Prompt{
+			PromptFields: PromptFields{ID: "0193-abc", ExternalMetadata: `{"k":"<v>"}`, FromTemplate: true, Input: "masked ****",
+				Memory: "m", OrgID: "org", ParentID: "p", Preserve: true, ProjectID: "proj", Provider: "OpenAI",
+				ReceivedAt: Timestamp(at), Type: TypePrompt, UserID: "u",
+				Result: PromptResult{
+					Analysis: "a", Files: "f", Outcome: "blocked", ProviderResult: "upstream error: \"x\"\n", Response: "r",
+					ScannerResults: []ScannerResult{{
+						CompletedDate: Timestamp(at.Add(time.Millisecond)), CustomConfig: true, StartedDate: Timestamp(at),
+						Outcome: "blocked", ScanDirection: "input", ScannerID: "secrets", ScannerVersionMeta: "1",
+						Data: ScannerData{
+							Type: "secret", Matches: [][2]int{{0, 4}, {-1, 1 << 40}}, Reason: "AWS key", Error: "e",
+							Findings: []Finding{
+								{Message: 0, Role: "user", Kind: "AWS_ACCESS_KEY", Start: 0, End: 4, Score: 1},
+								{Message: -3, Role: "assistant", Kind: "K", Start: 5, End: 9, Score: 0.8125},
+							},
+						},
+					}},
+				}},
+			EndpointID: "e", ProviderID: "pid", ChatID: "c", PromptTemplateID: "t",
+			Scanners: `[{"id":"secrets"}]`, ScannersRef: "ref",
+		}},
+		{"timestamp years", Prompt{
+			PromptFields: PromptFields{ReceivedAt: Timestamp(time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)),
+				Result: PromptResult{ScannerResults: []ScannerResult{
+					{StartedDate: Timestamp(time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)), CompletedDate: Timestamp(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))},
+					{StartedDate: Timestamp(time.Date(-1, 6, 15, 12, 30, 0, 5e6, time.UTC)), CompletedDate: Timestamp(time.Date(0, 2, 29, 1, 2, 3, 45e6, time.FixedZone("", -5*3600)))},
+					{StartedDate: Timestamp(time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)), CompletedDate: Timestamp(time.Date(2026, 1, 1, 0, 59, 59, 999e6, time.FixedZone("", 3600)))},
+				}}},
+		}},
+		{"float formats", Prompt{
+			PromptFields: PromptFields{Result: PromptResult{ScannerResults: []ScannerResult{{Data: ScannerData{Findings: []Finding{
+				{Score: 0}, {Score: math.Copysign(0, -1)}, {Score: 1e-6}, {Score: 9.99e-7}, {Score: 1e-7},
+				{Score: 1e20}, {Score: 1e21}, {Score: 123456789.123}, {Score: -0.1}, {Score: 5e-324},
+				{Score: math.MaxFloat64}, {Score: 1.5e-300},
+			}}}}}},
+		}},
 	}
 	for i, s := range trickyStrings {
 		cases = append(cases, struct {
 			name string
 			p    Prompt
 		}{"string " + string(rune('a'+i)), Prompt{
-			ID: s, Input: s, Result: PromptResult{ProviderResult: s, Response: s, ScannerResults: []ScannerResult{{Data: ScannerData{Reason: s}}}},
+			PromptFields: PromptFields{ID: s, Input: s,
+				Result: PromptResult{ProviderResult: s, Response: s, ScannerResults: []ScannerResult{{Data: ScannerData{Reason: s}}}}},
 		}})
 	}
 	for _, c := range cases {
@@ -131,7 +141,9 @@ func TestAppendPromptJSONRandom(t *testing.T) {
 
 func TestAppendPromptJSONUnsupportedScore(t *testing.T) {
 	for _, score := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		p := Prompt{Result: PromptResult{ScannerResults: []ScannerResult{{Data: ScannerData{Findings: []Finding{{Score: score}}}}}}}
+		p := Prompt{
+			PromptFields: PromptFields{Result: PromptResult{ScannerResults: []ScannerResult{{Data: ScannerData{Findings: []Finding{{Score: score}}}}}}},
+		}
 		_, want := marshalNormalized(t, &p)
 		_, got := appendPromptJSON(nil, &p)
 		if want == nil || got == nil || got.Error() != want.Error() {

@@ -47,16 +47,22 @@ func toLegacyLayout(t *testing.T, s *Store) {
 func TestLegacyLayout(t *testing.T) {
 	now := time.Now().UTC()
 	s := openTest(t, Options{Retention: 24 * time.Hour})
-	root := &Prompt{OrgID: "o", UserID: "u", Input: "root", ReceivedAt: Timestamp(now.Add(-time.Minute))}
+	root := &Prompt{
+		PromptFields: PromptFields{OrgID: "o", UserID: "u", Input: "root", ReceivedAt: Timestamp(now.Add(-time.Minute))},
+	}
 	put(t, s, root)
-	child := &Prompt{OrgID: "o", UserID: "u", Input: "child", ParentID: root.ID, ReceivedAt: Timestamp(now)}
+	child := &Prompt{
+		PromptFields: PromptFields{OrgID: "o", UserID: "u", Input: "child", ParentID: root.ID, ReceivedAt: Timestamp(now)},
+	}
 	put(t, s, child)
-	old := &Prompt{OrgID: "o", UserID: "u", Input: "expired", ReceivedAt: Timestamp(now.Add(-48 * time.Hour))}
+	old := &Prompt{
+		PromptFields: PromptFields{OrgID: "o", UserID: "u", Input: "expired", ReceivedAt: Timestamp(now.Add(-48 * time.Hour))},
+	}
 	put(t, s, old)
 	syncStore(t, s)
 	toLegacyLayout(t, s)
 	// A record written after the upgrade sits beside the legacy ones.
-	fresh := &Prompt{OrgID: "o", UserID: "u", Input: "fresh", ReceivedAt: Timestamp(now)}
+	fresh := &Prompt{PromptFields: PromptFields{OrgID: "o", UserID: "u", Input: "fresh", ReceivedAt: Timestamp(now)}}
 	put(t, s, fresh)
 	syncStore(t, s)
 
@@ -135,9 +141,11 @@ func TestRetentionDeletesBodies(t *testing.T) {
 	now := time.Now().UTC()
 	s := openTest(t, Options{Retention: time.Hour})
 	for i := range 5 {
-		put(t, s, &Prompt{OrgID: "o", Input: "x", ReceivedAt: Timestamp(now.Add(-time.Duration(i+2) * time.Hour))})
+		put(t, s, &Prompt{
+			PromptFields: PromptFields{OrgID: "o", Input: "x", ReceivedAt: Timestamp(now.Add(-time.Duration(i+2) * time.Hour))},
+		})
 	}
-	keep := &Prompt{OrgID: "o", Input: "kept", ReceivedAt: Timestamp(now)}
+	keep := &Prompt{PromptFields: PromptFields{OrgID: "o", Input: "kept", ReceivedAt: Timestamp(now)}}
 	put(t, s, keep)
 	syncStore(t, s)
 	if n, err := s.sweep(now); err != nil || n != 5 {

@@ -27,12 +27,12 @@ func TestMaxSizeEvictsOldestFirst(t *testing.T) {
 	const maxSize = 2 << 20
 	obs := &sizeObserver{}
 	s := openTest(t, Options{MaxSize: maxSize, BatchWait: time.Millisecond, Observer: obs, Durability: DurabilityBatched})
-	keep := &Prompt{OrgID: "org", Input: "preserved", Preserve: true}
+	keep := &Prompt{PromptFields: PromptFields{OrgID: "org", Input: "preserved", Preserve: true}}
 	put(t, s, keep)
 	body := strings.Repeat("x", 4000)
 	var ids []string
 	for i := range 2000 { // about 8 MB of input
-		p := &Prompt{OrgID: "org", Input: fmt.Sprint(i, body)}
+		p := &Prompt{PromptFields: PromptFields{OrgID: "org", Input: fmt.Sprint(i, body)}}
 		put(t, s, p)
 		ids = append(ids, p.ID)
 	}

@@ -35,7 +35,7 @@ func TestConcurrentWritersSurviveReopen(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				p := &store.Prompt{OrgID: "org", UserID: fmt.Sprint("u", w), Input: fmt.Sprint(w, "-", i)}
+				p := &store.Prompt{PromptFields: store.PromptFields{OrgID: "org", UserID: fmt.Sprint("u", w), Input: fmt.Sprint(w, "-", i)}}
 				if err := s.Put(context.Background(), p); err != nil {
 					t.Errorf("Put: %v", err)
 					return

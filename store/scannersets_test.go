@@ -21,7 +21,10 @@ func TestScannerSettingsStoredOnce(t *testing.T) {
 		{NewID(), settingsA}, {NewID(), settingsA}, {NewID(), settingsA}, {NewID(), settingsB}, {NewID(), ""},
 	}
 	for _, tc := range tests {
-		put(t, s, &Prompt{ID: tc.id, OrgID: "o1", Type: TypePrompt, Input: "hi", Scanners: tc.settings, ReceivedAt: Timestamp(time.Now())})
+		put(t, s, &Prompt{
+			PromptFields: PromptFields{ID: tc.id, OrgID: "o1", Type: TypePrompt, Input: "hi", ReceivedAt: Timestamp(time.Now())},
+			Scanners:     tc.settings,
+		})
 	}
 	syncStore(t, s)
 	for _, tc := range tests {

@@ -100,7 +100,7 @@ func TestTimestampJSON(t *testing.T) {
 }
 
 func TestPromptJSONShape(t *testing.T) {
-	p := &Prompt{ID: "x", Result: PromptResult{ScannerResults: []ScannerResult{{}}}}
+	p := &Prompt{PromptFields: PromptFields{ID: "x", Result: PromptResult{ScannerResults: []ScannerResult{{}}}}}
 	p.Result.Normalize()
 	raw, err := json.Marshal(p)
 	if err != nil {
@@ -137,7 +137,7 @@ func TestCloseDrains(t *testing.T) {
 	}
 	var idsPut []string
 	for i := range 300 {
-		p := &Prompt{OrgID: "org", Input: fmt.Sprint(i)}
+		p := &Prompt{PromptFields: PromptFields{OrgID: "org", Input: fmt.Sprint(i)}}
 		put(t, s, p)
 		idsPut = append(idsPut, p.ID)
 	}
@@ -146,7 +146,7 @@ func TestCloseDrains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	late := &Prompt{OrgID: "org", Input: "late"}
+	late := &Prompt{PromptFields: PromptFields{OrgID: "org", Input: "late"}}
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
 	time.Sleep(50 * time.Millisecond)
@@ -159,7 +159,7 @@ func TestCloseDrains(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if err := s.Put(context.Background(), &Prompt{OrgID: "org"}); !errors.Is(err, ErrClosed) {
+	if err := s.Put(context.Background(), &Prompt{PromptFields: PromptFields{OrgID: "org"}}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Put after Close = %v, want ErrClosed", err)
 	}
 	s = openTest(t, Options{Path: path})
@@ -182,7 +182,7 @@ func TestCloseGivesUpOnAbandonedReservation(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if err := res.Commit(&Prompt{OrgID: "org"}); !errors.Is(err, ErrClosed) {
+	if err := res.Commit(&Prompt{PromptFields: PromptFields{OrgID: "org"}}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Commit after Close = %v, want ErrClosed", err)
 	}
 }
@@ -217,7 +217,7 @@ func TestQueueFullWhenWriterStalls(t *testing.T) {
 	})
 	var acked []string
 	for range 8 {
-		p := &Prompt{OrgID: "org"}
+		p := &Prompt{PromptFields: PromptFields{OrgID: "org"}}
 		put(t, s, p)
 		acked = append(acked, p.ID)
 	}
@@ -225,7 +225,7 @@ func TestQueueFullWhenWriterStalls(t *testing.T) {
 		t.Fatalf("QueueDepth = %d, want 8", d)
 	}
 	start := time.Now()
-	if err := s.Put(context.Background(), &Prompt{OrgID: "org"}); !errors.Is(err, ErrQueueFull) {
+	if err := s.Put(context.Background(), &Prompt{PromptFields: PromptFields{OrgID: "org"}}); !errors.Is(err, ErrQueueFull) {
 		t.Fatalf("Put on full queue = %v, want ErrQueueFull", err)
 	}
 	if waited := time.Since(start); waited < 25*time.Millisecond {
@@ -270,7 +270,7 @@ func TestCommitFailureRetried(t *testing.T) {
 	})
 	var acked []string
 	for i := range 20 {
-		p := &Prompt{OrgID: "org", Input: fmt.Sprint("prompt ", i)}
+		p := &Prompt{PromptFields: PromptFields{OrgID: "org", Input: fmt.Sprint("prompt ", i)}}
 		put(t, s, p)
 		acked = append(acked, p.ID)
 	}
@@ -298,7 +298,7 @@ func TestCloseReportsUncommitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		put(t, s, &Prompt{OrgID: "org"})
+		put(t, s, &Prompt{PromptFields: PromptFields{OrgID: "org"}})
 	}
 	err = s.Close()
 	if !errors.Is(err, ErrUncommitted) || !strings.Contains(err.Error(), "3 records") {
@@ -331,8 +331,10 @@ func TestRetentionSweeperRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := &Prompt{OrgID: "org", ReceivedAt: Timestamp(time.Now().Add(-time.Hour))}
-	keep := &Prompt{OrgID: "org", ReceivedAt: Timestamp(time.Now().Add(-time.Hour)), Preserve: true}
+	old := &Prompt{PromptFields: PromptFields{OrgID: "org", ReceivedAt: Timestamp(time.Now().Add(-time.Hour))}}
+	keep := &Prompt{
+		PromptFields: PromptFields{OrgID: "org", ReceivedAt: Timestamp(time.Now().Add(-time.Hour)), Preserve: true},
+	}
 	put(t, s, old)
 	put(t, s, keep)
 	if err := s.Close(); err != nil {
@@ -414,7 +416,7 @@ func TestWriterBatching(t *testing.T) {
 				t.Fatal(err)
 			}
 			for range c.records {
-				put(t, s, &Prompt{OrgID: "org"})
+				put(t, s, &Prompt{PromptFields: PromptFields{OrgID: "org"}})
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			err = s.Sync(ctx)

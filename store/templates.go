@@ -12,9 +12,9 @@ var (
 	bTemplatePrompts = []byte("idx_template_prompts") // templateID\x00 seq(8) -> promptID
 )
 
-// PromptTemplate is the spec's PromptTemplate plus its org: a prompt saved
-// to be sent again.
-type PromptTemplate struct {
+// PromptTemplateFields is the spec's PromptTemplate, exactly its fields:
+// the API serves it as it is.
+type PromptTemplateFields struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	ProjectID string `json:"projectId"`
@@ -22,7 +22,13 @@ type PromptTemplate struct {
 	PromptID  string    `json:"promptId"`
 	UserID    string    `json:"userId"`
 	CreatedAt Timestamp `json:"createdAt"`
-	OrgID     string    `json:"orgId"`
+}
+
+// PromptTemplate is the spec's PromptTemplate plus its org: a prompt saved
+// to be sent again.
+type PromptTemplate struct {
+	PromptTemplateFields
+	OrgID string `json:"orgId"`
 }
 
 // CreatePromptTemplate stores a new template. An empty ID is set to

@@ -151,9 +151,9 @@ func (r *PromptResult) Normalize() {
 	}
 }
 
-// Prompt is one stored record: the spec's Prompt plus the routing fields the
-// gateway needs to filter and to answer fetchScanners.
-type Prompt struct {
+// PromptFields is the spec's Prompt, exactly its fields: the API serves it
+// as it is, but for memory's default.
+type PromptFields struct {
 	ID               string       `json:"id"`
 	ExternalMetadata string       `json:"externalMetadata"`
 	FromTemplate     bool         `json:"fromTemplate"`
@@ -170,6 +170,13 @@ type Prompt struct {
 	// "scan" when it was only screened.
 	Type   string `json:"type"`
 	UserID string `json:"userId"`
+}
+
+// Prompt is one stored record: the spec's Prompt plus the routing fields the
+// gateway needs to filter and to answer fetchScanners. The spec's fields
+// come first, in the order the hand-written encoder writes them.
+type Prompt struct {
+	PromptFields
 
 	// EndpointID is the endpoint whose configuration screened the record.
 	EndpointID string `json:"endpointId,omitempty"`

@@ -104,9 +104,12 @@ func benchWriter(b *testing.B, o Options, parallelism int, acked bool) {
 		i := 0
 		for pb.Next() {
 			i++
-			p := &store.Prompt{OrgID: "org", UserID: "u", Type: store.TypePrompt, Provider: "openai",
-				Input:    fmt.Sprintf("Summarize the meeting notes of week %d in three bullet points.", i),
-				Scanners: `[{"id":"pii","mode":"flag"},{"id":"secrets","mode":"block"}]`, Result: result}
+			p := &store.Prompt{
+				PromptFields: store.PromptFields{OrgID: "org", UserID: "u", Type: store.TypePrompt, Provider: "openai",
+					Input:  fmt.Sprintf("Summarize the meeting notes of week %d in three bullet points.", i),
+					Result: result},
+				Scanners: `[{"id":"pii","mode":"flag"},{"id":"secrets","mode":"block"}]`,
+			}
 			r, err := s.Reserve(ctx)
 			if err == nil {
 				err = r.Commit(p)

@@ -26,7 +26,7 @@ func TestTwoInstancesShareRecords(t *testing.T) {
 		if i%3 == 0 {
 			s = b
 		}
-		p := &store.Prompt{OrgID: "org", Input: fmt.Sprint("prompt ", i)}
+		p := &store.Prompt{PromptFields: store.PromptFields{OrgID: "org", Input: fmt.Sprint("prompt ", i)}}
 		if err := s.Put(ctx, p); err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,9 @@ func TestSweepRunsOnce(t *testing.T) {
 	b := openTest(t, Options{DSN: dsn, Retention: time.Hour, noSweeper: true})
 	ctx := context.Background()
 	for range 5 {
-		if err := a.Put(ctx, &store.Prompt{OrgID: "o", ReceivedAt: store.Timestamp(time.Now().Add(-2 * time.Hour))}); err != nil {
+		if err := a.Put(ctx, &store.Prompt{
+			PromptFields: store.PromptFields{OrgID: "o", ReceivedAt: store.Timestamp(time.Now().Add(-2 * time.Hour))},
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,13 +123,13 @@ func TestDatabaseAway(t *testing.T) {
 	proxy.Cut()
 	var ids []string
 	for range 4 {
-		p := &store.Prompt{OrgID: "o"}
+		p := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o"}}
 		if err := s.Put(ctx, p); err != nil {
 			t.Fatalf("Put while the queue has room: %v", err)
 		}
 		ids = append(ids, p.ID)
 	}
-	if err := s.Put(ctx, &store.Prompt{OrgID: "o"}); !errors.Is(err, store.ErrQueueFull) {
+	if err := s.Put(ctx, &store.Prompt{PromptFields: store.PromptFields{OrgID: "o"}}); !errors.Is(err, store.ErrQueueFull) {
 		t.Fatalf("Put with the database away and the queue full: %v, want ErrQueueFull", err)
 	}
 	proxy.Restore()
@@ -141,7 +143,7 @@ func TestDatabaseAway(t *testing.T) {
 			t.Errorf("acknowledged record %s: %v", id, err)
 		}
 	}
-	if err := s.Put(ctx, &store.Prompt{OrgID: "o"}); err != nil {
+	if err := s.Put(ctx, &store.Prompt{PromptFields: store.PromptFields{OrgID: "o"}}); err != nil {
 		t.Fatalf("Put after recovery: %v", err)
 	}
 }

@@ -29,13 +29,13 @@ func TestCopyFallsBackToUpsert(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := &store.Prompt{OrgID: "o", Input: "a"}
-	b := &store.Prompt{OrgID: "o", Input: "b"}
+	a := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o", Input: "a"}}
+	b := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o", Input: "b"}}
 	putSync(a)
 	putSync(b)
 	a2 := *a
 	a2.Input = "a replaced"
-	c := &store.Prompt{OrgID: "o", Input: "c"}
+	c := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o", Input: "c"}}
 	putSync(&a2, c)
 	page, err := s.ListPrompts(store.Query{OrgID: "o", Limit: 10})
 	if err != nil {
@@ -75,7 +75,7 @@ func TestCopyBatches(t *testing.T) {
 	ctx := context.Background()
 	var want []string
 	for i := range 3 * testBatch {
-		p := &store.Prompt{OrgID: "o", Input: fmt.Sprint("record ", i)}
+		p := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o", Input: fmt.Sprint("record ", i)}}
 		if err := s.Put(ctx, p); err != nil {
 			t.Fatal(err)
 		}
@@ -113,10 +113,10 @@ func TestScannerSetsAcrossBatches(t *testing.T) {
 		name string
 		p    store.Prompt
 	}{
-		{"new settings", store.Prompt{ID: firstID, OrgID: "o", Input: "first", Scanners: setA}},
-		{"stored settings", store.Prompt{OrgID: "o", Input: "second", Scanners: setA}},
-		{"replacement with new settings", store.Prompt{ID: firstID, OrgID: "o", Input: "first replaced", Scanners: setB}},
-		{"no settings", store.Prompt{OrgID: "o", Input: "third"}},
+		{"new settings", store.Prompt{PromptFields: store.PromptFields{ID: firstID, OrgID: "o", Input: "first"}, Scanners: setA}},
+		{"stored settings", store.Prompt{PromptFields: store.PromptFields{OrgID: "o", Input: "second"}, Scanners: setA}},
+		{"replacement with new settings", store.Prompt{PromptFields: store.PromptFields{ID: firstID, OrgID: "o", Input: "first replaced"}, Scanners: setB}},
+		{"no settings", store.Prompt{PromptFields: store.PromptFields{OrgID: "o", Input: "third"}}},
 	} {
 		p := step.p
 		if err := s.Put(ctx, &p); err != nil {

@@ -23,10 +23,10 @@ func testCampaignRunStorage(t *testing.T, h Harness) {
 	if cs, err := s.ListCampaigns("o1"); err != nil || len(cs) != 1 || cs[0].CreatedAt.IsZero() {
 		t.Fatalf("ListCampaigns %v %v", cs, err)
 	}
-	run := &store.CampaignRun{ID: store.NewID(), OrgID: "o1", CampaignID: "c1", Status: store.RunQueued, Total: "3"}
+	run := &store.CampaignRun{CampaignRunFields: store.CampaignRunFields{ID: store.NewID(), CampaignID: "c1", Status: store.RunQueued, Total: "3"}, OrgID: "o1"}
 	for i := range 3 {
 		// Ids are not in plan order: reads must order by Index.
-		run.AttackRuns = append(run.AttackRuns, &store.AttackRun{ID: []string{"z", "a", "m"}[i], CampaignRunID: run.ID, Index: i})
+		run.AttackRuns = append(run.AttackRuns, &store.AttackRun{AttackRunFields: store.AttackRunFields{ID: []string{"z", "a", "m"}[i]}, CampaignRunID: run.ID, Index: i})
 	}
 	if err := s.CreateCampaignRun(run); err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func testCampaignRunStorage(t *testing.T, h Harness) {
 	}
 	run.Status = store.RunRunning
 	ar := *run.AttackRuns[1]
-	ar.Results = []store.AttackResult{{Converter: "base64", Vulnerable: true}}
+	ar.Results = []store.AttackResult{{AttackResultFields: store.AttackResultFields{Converter: "base64", Vulnerable: true}}}
 	if err := s.SaveCampaignRun(run, &ar); err != nil {
 		t.Fatal(err)
 	}
@@ -56,16 +56,17 @@ func testCampaignRunStorage(t *testing.T, h Harness) {
 		r    store.CampaignRun
 		ars  []*store.AttackRun
 	}{
-		{"bad status", store.CampaignRun{ID: run.ID, OrgID: "o1", Status: "paused"}, nil},
-		{"other org", store.CampaignRun{ID: run.ID, OrgID: "o2", Status: store.RunFailed}, nil},
-		{"foreign attack run", store.CampaignRun{ID: run.ID, OrgID: "o1", Status: store.RunFailed}, []*store.AttackRun{{ID: "x", CampaignRunID: "other"}}},
+		{"bad status", store.CampaignRun{CampaignRunFields: store.CampaignRunFields{ID: run.ID, Status: "paused"}, OrgID: "o1"}, nil},
+		{"other org", store.CampaignRun{CampaignRunFields: store.CampaignRunFields{ID: run.ID, Status: store.RunFailed}, OrgID: "o2"}, nil},
+		{"foreign attack run", store.CampaignRun{CampaignRunFields: store.CampaignRunFields{ID: run.ID, Status: store.RunFailed}, OrgID: "o1"},
+			[]*store.AttackRun{{AttackRunFields: store.AttackRunFields{ID: "x"}, CampaignRunID: "other"}}},
 	}
 	for _, tt := range tests {
 		if err := s.SaveCampaignRun(&tt.r, tt.ars...); !errors.Is(err, store.ErrInvalidRecord) {
 			t.Errorf("%s: %v", tt.name, err)
 		}
 	}
-	if err := s.SaveCampaignRun(&store.CampaignRun{ID: "missing", OrgID: "o1", Status: store.RunFailed}); !errors.Is(err, store.ErrNotFound) {
+	if err := s.SaveCampaignRun(&store.CampaignRun{CampaignRunFields: store.CampaignRunFields{ID: "missing", Status: store.RunFailed}, OrgID: "o1"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("save missing: %v", err)
 	}
 	if rs, err := s.CampaignRunsWithStatus(store.RunRunning); err != nil || len(rs) != 1 || len(rs[0].AttackRuns) != 0 {
@@ -82,8 +83,8 @@ func testCampaignRunStorage(t *testing.T, h Harness) {
 	if err != nil || len(page.Items) != 1 {
 		t.Fatal(page, err)
 	}
-	put(t, s, &store.Prompt{OrgID: "o1"})
-	put(t, s, &store.Prompt{OrgID: "o1"})
+	put(t, s, &store.Prompt{PromptFields: store.PromptFields{OrgID: "o1"}})
+	put(t, s, &store.Prompt{PromptFields: store.PromptFields{OrgID: "o1"}})
 	syncStore(t, s)
 	prompts, err := s.ListPrompts(store.Query{OrgID: "o1", Limit: 1})
 	if err != nil || prompts.Next == "" {

@@ -19,19 +19,22 @@ func RunChats(t *testing.T, h Harness) {
 
 func testChats(t *testing.T, h Harness) {
 	s := h.open(t, Options{})
-	c := &store.Chat{Name: "c", OrgID: "o1", UserID: "alice", Access: store.ChatAccess{Users: []string{"bob"}}}
+	c := &store.Chat{ChatFields: store.ChatFields{Name: "c", UserID: "alice", Access: store.ChatAccess{Users: []string{"bob"}}}, OrgID: "o1"}
 	if err := s.CreateChat(c); err != nil {
 		t.Fatal(err)
 	}
 	if c.ID == "" || c.CreatedAt.IsZero() {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
-	if err := s.CreateChat(&store.Chat{ID: c.ID, OrgID: "o1"}); !errors.Is(err, store.ErrInvalidRecord) {
+	if err := s.CreateChat(&store.Chat{ChatFields: store.ChatFields{ID: c.ID}, OrgID: "o1"}); !errors.Is(err, store.ErrInvalidRecord) {
 		t.Fatalf("duplicate id: %v", err)
 	}
 	var ids []string
 	for i := range 3 {
-		p := &store.Prompt{OrgID: "o1", UserID: "alice", Input: string(rune('x' + i)), ChatID: c.ID}
+		p := &store.Prompt{
+			PromptFields: store.PromptFields{OrgID: "o1", UserID: "alice", Input: string(rune('x' + i))},
+			ChatID:       c.ID,
+		}
 		if err := s.Put(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
@@ -97,15 +100,18 @@ func testChats(t *testing.T, h Harness) {
 
 func testPromptTemplates(t *testing.T, h Harness) {
 	s := h.open(t, Options{})
-	src := &store.Prompt{OrgID: "o1", UserID: "alice", Input: "template me"}
+	src := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o1", UserID: "alice", Input: "template me"}}
 	if err := s.Put(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
-	tpl := &store.PromptTemplate{Name: "t", OrgID: "o1", UserID: "alice", PromptID: src.ID}
+	tpl := &store.PromptTemplate{PromptTemplateFields: store.PromptTemplateFields{Name: "t", UserID: "alice", PromptID: src.ID}, OrgID: "o1"}
 	if err := s.CreatePromptTemplate(tpl); err != nil {
 		t.Fatal(err)
 	}
-	sent := &store.Prompt{OrgID: "o1", UserID: "alice", Input: "from template", PromptTemplateID: tpl.ID, FromTemplate: true}
+	sent := &store.Prompt{
+		PromptFields:     store.PromptFields{OrgID: "o1", UserID: "alice", Input: "from template", FromTemplate: true},
+		PromptTemplateID: tpl.ID,
+	}
 	if err := s.Put(context.Background(), sent); err != nil {
 		t.Fatal(err)
 	}

@@ -141,14 +141,15 @@ func IDs(ps []*store.Prompt) []string {
 func testRoundTrip(t *testing.T, h Harness) {
 	s := h.open(t, Options{})
 	in := &store.Prompt{
-		ExternalMetadata: `{"k":1}`, FromTemplate: true, Input: "Hello, wörld", Memory: "m", OrgID: "org1",
-		ParentID: "", Preserve: true, ProjectID: "proj", Provider: "OpenAI", Type: store.TypePrompt, UserID: "u1",
-		EndpointID: "ep", ProviderID: "prov", ChatID: "chat", PromptTemplateID: "tpl", Scanners: `[{"id":"pii"}]`,
-		ReceivedAt: store.Timestamp(time.Date(2026, 1, 2, 3, 4, 5, 6_789_000, time.UTC)),
-		Result: store.PromptResult{Outcome: "modified", Response: "r", ScannerResults: []store.ScannerResult{{
-			ScannerID: "pii", Outcome: "modified", ScanDirection: "input",
-			Data: store.ScannerData{Type: "pii", Matches: [][2]int{{7, 12}}, Findings: []store.Finding{{Kind: "NAME", Start: 7, End: 12, Score: 0.9, Role: "user"}}},
-		}}},
+		PromptFields: store.PromptFields{ExternalMetadata: `{"k":1}`, FromTemplate: true, Input: "Hello, wörld", Memory: "m", OrgID: "org1",
+			ParentID: "", Preserve: true, ProjectID: "proj", Provider: "OpenAI", Type: store.TypePrompt,
+			UserID: "u1", ReceivedAt: store.Timestamp(time.Date(2026, 1, 2, 3, 4, 5, 6_789_000, time.UTC)),
+			Result: store.PromptResult{Outcome: "modified", Response: "r", ScannerResults: []store.ScannerResult{{
+				ScannerID: "pii", Outcome: "modified", ScanDirection: "input",
+				Data: store.ScannerData{Type: "pii", Matches: [][2]int{{7, 12}}, Findings: []store.Finding{{Kind: "NAME", Start: 7, End: 12, Score: 0.9, Role: "user"}}},
+			}}}},
+		EndpointID: "ep", ProviderID: "prov", ChatID: "chat", PromptTemplateID: "tpl",
+		Scanners: `[{"id":"pii"}]`,
 	}
 	put(t, s, in)
 	if in.ID == "" {
@@ -177,9 +178,9 @@ func testInvalidRecord(t *testing.T, h Harness) {
 		name string
 		p    store.Prompt
 	}{
-		{"no org", store.Prompt{ID: "a"}},
-		{"long id", store.Prompt{ID: strings.Repeat("x", maxIDLen+1), OrgID: "o"}},
-		{"long user", store.Prompt{OrgID: "o", UserID: strings.Repeat("x", maxIDLen+1)}},
+		{"no org", store.Prompt{PromptFields: store.PromptFields{ID: "a"}}},
+		{"long id", store.Prompt{PromptFields: store.PromptFields{ID: strings.Repeat("x", maxIDLen+1), OrgID: "o"}}},
+		{"long user", store.Prompt{PromptFields: store.PromptFields{OrgID: "o", UserID: strings.Repeat("x", maxIDLen+1)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,18 +203,20 @@ func dataset(t testing.TB, s store.RecordStore, n int) []*store.Prompt {
 	var out []*store.Prompt
 	for i := range n {
 		p := &store.Prompt{
-			ID:         store.NewID(),
-			OrgID:      []string{"orgA", "orgA", "orgA", "orgB"}[i%4],
-			UserID:     []string{"alice", "bob", "carol"}[i%3],
-			Input:      fmt.Sprintf("%s #%d", inputs[i%len(inputs)], i),
-			ProjectID:  []string{"p1", "p2"}[i%2],
+			PromptFields: store.PromptFields{
+				ID:        store.NewID(),
+				OrgID:     []string{"orgA", "orgA", "orgA", "orgB"}[i%4],
+				UserID:    []string{"alice", "bob", "carol"}[i%3],
+				Input:     fmt.Sprintf("%s #%d", inputs[i%len(inputs)], i),
+				ProjectID: []string{"p1", "p2"}[i%2],
+				Type:      store.TypeScan,
+				// Received times deliberately disagree with commit order
+				// in places: the list must follow commit order.
+				ReceivedAt: store.Timestamp(base.Add(time.Duration(i*7%n) * time.Minute)),
+				Result:     store.PromptResult{Outcome: outcomes[i%len(outcomes)]},
+			},
 			ProviderID: []string{"openai", "anthropic", "ollama"}[i%3],
 			EndpointID: []string{"e1", "e2", "e3", "e4"}[i%4],
-			Type:       store.TypeScan,
-			// Received times deliberately disagree with commit order
-			// in places: the list must follow commit order.
-			ReceivedAt: store.Timestamp(base.Add(time.Duration(i*7%n) * time.Minute)),
-			Result:     store.PromptResult{Outcome: outcomes[i%len(outcomes)]},
 		}
 		put(t, s, p)
 		out = append(out, p)
@@ -372,7 +375,7 @@ func testListPromptsRejects(t *testing.T, h Harness) {
 func mustCursor(t *testing.T, s store.RecordStore, q store.Query) string {
 	t.Helper()
 	for range 2 {
-		put(t, s, &store.Prompt{OrgID: q.OrgID, Result: store.PromptResult{Outcome: "a"}})
+		put(t, s, &store.Prompt{PromptFields: store.PromptFields{OrgID: q.OrgID, Result: store.PromptResult{Outcome: "a"}}})
 	}
 	syncStore(t, s)
 	p, err := s.ListPrompts(q)
@@ -397,7 +400,7 @@ func testPagingWhileWriting(t *testing.T, h Harness) {
 							return
 						default:
 						}
-						if err := s.Put(context.Background(), &store.Prompt{OrgID: "orgA", UserID: "alice"}); err != nil {
+						if err := s.Put(context.Background(), &store.Prompt{PromptFields: store.PromptFields{OrgID: "orgA", UserID: "alice"}}); err != nil {
 							t.Errorf("Put: %v", err)
 							return
 						}
@@ -463,15 +466,15 @@ func testReservation(t *testing.T, h Harness) {
 	if s.QueueDepth() != 0 {
 		t.Fatalf("depth after Cancel = %d", s.QueueDepth())
 	}
-	if err := r.Commit(&store.Prompt{OrgID: "o"}); !errors.Is(err, store.ErrReservationUsed) {
+	if err := r.Commit(&store.Prompt{PromptFields: store.PromptFields{OrgID: "o"}}); !errors.Is(err, store.ErrReservationUsed) {
 		t.Fatalf("Commit after Cancel = %v", err)
 	}
 	r, _ = s.Reserve(context.Background())
-	if err := r.Commit(&store.Prompt{OrgID: "o"}); err != nil {
+	if err := r.Commit(&store.Prompt{PromptFields: store.PromptFields{OrgID: "o"}}); err != nil {
 		t.Fatal(err)
 	}
 	r.Cancel() // no-op after Commit: must not free a second slot
-	if err := r.Commit(&store.Prompt{OrgID: "o"}); !errors.Is(err, store.ErrReservationUsed) {
+	if err := r.Commit(&store.Prompt{PromptFields: store.PromptFields{OrgID: "o"}}); !errors.Is(err, store.ErrReservationUsed) {
 		t.Fatalf("second Commit = %v", err)
 	}
 	syncStore(t, s)
@@ -482,8 +485,8 @@ func testReservation(t *testing.T, h Harness) {
 
 func testReplaceKeepsPosition(t *testing.T, h Harness) {
 	s := h.open(t, Options{})
-	a := &store.Prompt{OrgID: "o", UserID: "u1", Input: "a"}
-	b := &store.Prompt{OrgID: "o", UserID: "u1", Input: "b"}
+	a := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o", UserID: "u1", Input: "a"}}
+	b := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o", UserID: "u1", Input: "b"}}
 	put(t, s, a)
 	put(t, s, b)
 	a2 := *a
@@ -518,14 +521,14 @@ func testReplaceKeepsPosition(t *testing.T, h Harness) {
 
 func testChain(t *testing.T, h Harness) {
 	s := h.open(t, Options{})
-	root := &store.Prompt{ID: store.NewID(), OrgID: "o"}
-	mid := &store.Prompt{ID: store.NewID(), OrgID: "o", ParentID: root.ID}
-	leaf := &store.Prompt{ID: store.NewID(), OrgID: "o", ParentID: mid.ID}
-	orphan := &store.Prompt{ID: store.NewID(), OrgID: "o", ParentID: store.NewID()}
-	foreignRoot := &store.Prompt{ID: store.NewID(), OrgID: "other"}
-	crossOrg := &store.Prompt{ID: store.NewID(), OrgID: "o", ParentID: foreignRoot.ID}
-	loopA := &store.Prompt{ID: store.NewID(), OrgID: "o"}
-	loopB := &store.Prompt{ID: store.NewID(), OrgID: "o", ParentID: loopA.ID}
+	root := &store.Prompt{PromptFields: store.PromptFields{ID: store.NewID(), OrgID: "o"}}
+	mid := &store.Prompt{PromptFields: store.PromptFields{ID: store.NewID(), OrgID: "o", ParentID: root.ID}}
+	leaf := &store.Prompt{PromptFields: store.PromptFields{ID: store.NewID(), OrgID: "o", ParentID: mid.ID}}
+	orphan := &store.Prompt{PromptFields: store.PromptFields{ID: store.NewID(), OrgID: "o", ParentID: store.NewID()}}
+	foreignRoot := &store.Prompt{PromptFields: store.PromptFields{ID: store.NewID(), OrgID: "other"}}
+	crossOrg := &store.Prompt{PromptFields: store.PromptFields{ID: store.NewID(), OrgID: "o", ParentID: foreignRoot.ID}}
+	loopA := &store.Prompt{PromptFields: store.PromptFields{ID: store.NewID(), OrgID: "o"}}
+	loopB := &store.Prompt{PromptFields: store.PromptFields{ID: store.NewID(), OrgID: "o", ParentID: loopA.ID}}
 	loopA.ParentID = loopB.ID
 	for _, p := range []*store.Prompt{root, mid, leaf, orphan, foreignRoot, crossOrg, loopA, loopB} {
 		put(t, s, p)
@@ -567,14 +570,14 @@ func testPageEmptiedByRetention(t *testing.T, h Harness) {
 			var young []string
 			addYoung := func() {
 				for range 5 {
-					p := &store.Prompt{OrgID: "o", ReceivedAt: store.Timestamp(now)}
+					p := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o", ReceivedAt: store.Timestamp(now)}}
 					put(t, s, p)
 					young = append(young, p.ID)
 				}
 			}
 			addOld := func() {
 				for range 7 {
-					put(t, s, &store.Prompt{OrgID: "o", ReceivedAt: store.Timestamp(now.Add(-48 * time.Hour))})
+					put(t, s, &store.Prompt{PromptFields: store.PromptFields{OrgID: "o", ReceivedAt: store.Timestamp(now.Add(-48 * time.Hour))}})
 				}
 			}
 			if asc {
@@ -627,7 +630,9 @@ func testRetention(t *testing.T, h Harness) {
 	s := h.open(t, Options{Retention: 24 * time.Hour})
 	recs := make([]*store.Prompt, len(tests))
 	for i, tt := range tests {
-		recs[i] = &store.Prompt{OrgID: "org", UserID: "u", Preserve: tt.preserve, ReceivedAt: store.Timestamp(now.Add(-tt.age))}
+		recs[i] = &store.Prompt{
+			PromptFields: store.PromptFields{OrgID: "org", UserID: "u", Preserve: tt.preserve, ReceivedAt: store.Timestamp(now.Add(-tt.age))},
+		}
 		put(t, s, recs[i])
 	}
 	syncStore(t, s)
@@ -658,7 +663,7 @@ func testResultReadsNormalized(t *testing.T, h Harness) {
 	s := h.open(t, Options{})
 	for _, res := range []store.PromptResult{{}, {ScannerResults: []store.ScannerResult{{ScannerID: "a"}}}} {
 		id := store.NewID()
-		put(t, s, &store.Prompt{ID: id, OrgID: "o", Result: res})
+		put(t, s, &store.Prompt{PromptFields: store.PromptFields{ID: id, OrgID: "o", Result: res}})
 		syncStore(t, s)
 		got, err := s.GetPrompt(id)
 		if err != nil {
@@ -682,7 +687,7 @@ func testReadYourWrites(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waited := &store.Prompt{OrgID: "o", Input: "waited"}
+	waited := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o", Input: "waited"}}
 	if err := r.Commit(waited); err != nil {
 		t.Fatal(err)
 	}
@@ -695,9 +700,9 @@ func testReadYourWrites(t *testing.T, h Harness) {
 	if _, err := s.GetPrompt(waited.ID); err != nil {
 		t.Fatalf("GetPrompt after WaitCommitted: %v", err)
 	}
-	parent := &store.Prompt{OrgID: "o", Input: "parent"}
+	parent := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o", Input: "parent"}}
 	put(t, s, parent)
-	child := &store.Prompt{OrgID: "o", Input: "child", ParentID: parent.ID}
+	child := &store.Prompt{PromptFields: store.PromptFields{OrgID: "o", Input: "child", ParentID: parent.ID}}
 	put(t, s, child)
 	if got, err := s.GetPrompt(child.ID); err != nil || got.Input != "child" {
 		t.Fatalf("GetPrompt right after Put = %+v, %v", got, err)
