@@ -70,16 +70,9 @@ func TestAPIBodyKeys(t *testing.T) {
 	}
 	for _, rt := range routes {
 		t.Run(rt.name, func(t *testing.T) {
-			r := httptest.NewRequest("POST", rt.target, strings.NewReader(rt.body))
-			r.Header.Set("Authorization", "Bearer "+tokOwner)
-			r.Header.Set("Content-Type", "application/json")
-			w := httptest.NewRecorder()
-			rt.h.ServeHTTP(w, r)
-			var m struct {
-				Error struct{ Code, Message, Param string } `json:"error"`
-			}
-			if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil || w.Code != 400 || m.Error.Code != "invalid_parameter" ||
-				m.Error.Param != rt.param || !strings.Contains(m.Error.Message, "duplicate key") {
+			w, m, err := ownerPost(rt.h, rt.target, rt.body)
+			if err != nil || w.Code != 400 || m.Error.Code != "invalid_parameter" ||
+				m.Error.Param == nil || *m.Error.Param != rt.param || !strings.Contains(m.Error.Message, "duplicate key") {
 				t.Fatalf("got %d %s, want 400 invalid_parameter at %q", w.Code, w.Body, rt.param)
 			}
 		})
@@ -130,15 +123,8 @@ func TestTooLargeBodies(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := httptest.NewRequest("POST", tc.target, strings.NewReader(tc.body))
-			r.Header.Set("Authorization", "Bearer "+tokOwner)
-			r.Header.Set("Content-Type", "application/json")
-			w := httptest.NewRecorder()
-			tc.h.ServeHTTP(w, r)
-			var m struct {
-				Error struct{ Code, Message string } `json:"error"`
-			}
-			if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil || w.Code != http.StatusRequestEntityTooLarge || m.Error.Code != "request_too_large" {
+			w, m, err := ownerPost(tc.h, tc.target, tc.body)
+			if err != nil || w.Code != http.StatusRequestEntityTooLarge || m.Error.Code != "request_too_large" {
 				t.Fatalf("got %d %.200s, want 413 with code request_too_large", w.Code, w.Body)
 			}
 			if !strings.Contains(m.Error.Message, "exceeds") {
@@ -286,4 +272,17 @@ func TestSentPromptOnDiskWhenReturned(t *testing.T) {
 			})
 		}
 	}
+}
+
+// ownerPost sends body as JSON to h with the owner's token and decodes the
+// error the answer carries.
+func ownerPost(h http.Handler, target, body string) (*httptest.ResponseRecorder, errResp, error) {
+	r := httptest.NewRequest("POST", target, strings.NewReader(body))
+	r.Header.Set("Authorization", "Bearer "+tokOwner)
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	var m errResp
+	err := json.Unmarshal(w.Body.Bytes(), &m)
+	return w, m, err
 }

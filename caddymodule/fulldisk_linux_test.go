@@ -1,14 +1,12 @@
 package caddymodule_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,29 +15,6 @@ import (
 
 	"github.com/promptwall/promptwall/internal/testdisk"
 )
-
-// storeWriteErrors reads promptwall_store_write_errors_total from the
-// admin endpoint's metrics.
-func storeWriteErrors(t *testing.T, client *http.Client) float64 {
-	t.Helper()
-	resp, err := client.Get("http://" + adminAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "promptwall_store_write_errors_total "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	return 0
-}
 
 // A gateway whose disk fills up, in sync durability: the answer is held
 // back while the record cannot be written and the failed writes are
@@ -53,7 +28,7 @@ func TestGatewayFullDisk(t *testing.T) {
 	if resp, b := post(t, tester, "/v1/chat/completions", "application/json", chatBody("before the disk filled")); resp.StatusCode != http.StatusOK {
 		t.Fatalf("before the disk filled: %d %s", resp.StatusCode, b)
 	}
-	before := storeWriteErrors(t, tester.Client)
+	before := metric(t, tester.Client, "promptwall_store_write_errors_total")
 	ballast := testdisk.Fill(t, dir)
 
 	type answer struct {
@@ -79,7 +54,7 @@ func TestGatewayFullDisk(t *testing.T) {
 	// The metric counts the failing writes while the disk is full.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for storeWriteErrors(t, tester.Client) < before+2 {
+	for metric(t, tester.Client, "promptwall_store_write_errors_total") < before+2 {
 		select {
 		case a := <-done:
 			t.Fatalf("answered while the disk was full: %d %s (%v)", a.status, a.body, a.err)
