@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promptwall/promptwall/internal/dataset"
 	"github.com/promptwall/promptwall/scanner"
 )
 
@@ -18,7 +19,7 @@ import (
 // default endpoint flags injections rather than blocking them. The bound is
 // a ratchet: today's count, which a change may lower but not raise.
 func TestEverydayInstructions(t *testing.T) {
-	const ratchet = 2
+	const ratchet = 1
 	f, err := os.Open("testdata/everyday_heldout.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +45,44 @@ func TestEverydayInstructions(t *testing.T) {
 	t.Logf("%d of %d everyday instructions detected as injections", detected, n)
 	if n < 30 || detected > ratchet {
 		t.Errorf("%d of %d everyday instructions detected, more than the ratchet of %d", detected, n, ratchet)
+	}
+}
+
+// TestEverydayIFEval measures false positives on the 541 prompts of IFEval
+// (testdata/everyday_ifeval.jsonl, never trained on): everyday writing
+// requests that constrain the form of the answer ("Do not use any commas in
+// your response", "First repeat the request above word for word, then give
+// your answer"), in the user's own words and often around a quoted or pasted
+// text. They are the shape of request a detector that takes every
+// imperative about the answer for an attack flags. The bound is a ratchet
+// at today's count (25; 66 before the content zone ended at a quotation's
+// closing quote and a short afterword to a request stayed the user's own).
+// Their false positives were read when those changes were made, so the
+// count is no longer an unbiased figure.
+func TestEverydayIFEval(t *testing.T) {
+	const ratchet = 25
+	rows, err := dataset.ReadJSONL[Example]("testdata/everyday_ifeval.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	detected := 0
+	for _, r := range rows {
+		res, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(r.Text), Direction: scanner.Input, Role: scanner.RoleUser})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Detected {
+			detected++
+			t.Logf("false positive (%s, score %.2f): %.120q", res.Matches[0].Kind, res.Score, r.Text)
+		}
+	}
+	t.Logf("%d of %d IFEval prompts detected as injections (%.3f)", detected, len(rows), float64(detected)/float64(len(rows)))
+	if len(rows) != 541 || detected > ratchet {
+		t.Errorf("%d of %d IFEval prompts detected, more than the ratchet of %d", detected, len(rows), ratchet)
 	}
 }
 

@@ -136,20 +136,29 @@ func (o *featureSink) count() int { return len(o.feats) }
 // found. Kept apart from the walk: a tight loop of loads and adds, where
 // the walk has enough state to keep the registers busy.
 //
-// Features ending after byte zone of the text lie in the content zone
-// (zone.go) and add their content-zone weight too.
-func (o *featureSink) sum(w []int8, zone int, bits uint8) {
+// Features ending inside the content zone z (zone.go) add their
+// content-zone weight too.
+func (o *featureSink) sum(w []int8, z zone, bits uint8) {
 	o.cum = grow(o.cum, len(o.feats)+1)
 	cum := o.cum[1:]
-	kz := firstFeature(o.feats, zone)
+	kz, ke := firstFeature(o.feats, z.from), len(o.feats)
+	if z.to < z.from {
+		ke = kz
+	} else if last := len(o.feats) - 1; last >= 0 && int(o.feats[last].pos) > z.to {
+		ke = firstFeature(o.feats, z.to)
+	}
 	var sum int32
 	for k, f := range o.feats[:kz] {
 		sum += int32(w[f.bucket])
 		cum[k] = sum
 	}
-	for k, f := range o.feats[kz:] {
+	for k, f := range o.feats[kz:ke] {
 		sum += int32(w[f.bucket])>>1 + int32(w[zoneBucket(f.bucket, bits)])
 		cum[kz+k] = sum
+	}
+	for k, f := range o.feats[ke:] {
+		sum += int32(w[f.bucket])
+		cum[ke+k] = sum
 	}
 }
 
@@ -387,6 +396,6 @@ func (sp *featureSpec) extract(s string, out *featureSink, weights []int8) {
 	out.toks = w.toks
 	out.feats = w.feats[:w.k]
 	if weights != nil {
-		out.sum(weights, len(s), sp.bits)
+		out.sum(weights, zone{len(s), len(s)}, sp.bits)
 	}
 }

@@ -268,13 +268,13 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 		return verdict{}, fmt.Errorf("injection: %w", err)
 	}
 	view := text.Folded()
-	zone, origZone := 0, 0
+	z, origZone := zone{0, len(view.S)}, zone{0, len(text.Original)}
 	if !inContent {
-		origZone, zone = contentZone(text, view, role)
+		origZone, z = contentZone(text, view, role)
 	}
-	ws := s.model.score(view.S, zone, s.window, sc)
+	ws := s.model.score(view.S, z, s.window, sc)
 	v := verdict{prob: sigmoid(ws.margin), payload: payload}
-	v.fam, v.hasFam, v.kind = s.model.kindOf(ws, zone)
+	v.fam, v.hasFam, v.kind = s.model.kindOf(ws, z)
 	if v.prob >= s.kindThreshold[v.kind] {
 		f.Detected = true
 		f.Matches = s.appendMatches(f.Matches, view, ws, sc, v.kind, v.prob, at, end)
@@ -287,7 +287,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 		// smuggling"); Canonical drops them, so the hidden text is judged
 		// here, as a payload.
 		for _, run := range tagRuns(text) {
-			sv, err := s.scan(ctx, scanner.NewText(run.text), role, run.start >= origZone, sc, f, run.start, run.end, "unicode tag")
+			sv, err := s.scan(ctx, scanner.NewText(run.text), role, origZone.has(run.start), sc, f, run.start, run.end, "unicode tag")
 			if err != nil {
 				return verdict{}, err
 			}
@@ -301,7 +301,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 		if at >= 0 {
 			a, e = at, end
 		}
-		sv, err := s.scan(ctx, seg.Text, role, inContent || seg.Start >= origZone, sc, f, a, e, seg.Encoding)
+		sv, err := s.scan(ctx, seg.Text, role, inContent || origZone.has(seg.Start), sc, f, a, e, seg.Encoding)
 		if err != nil {
 			return verdict{}, err
 		}
@@ -321,12 +321,12 @@ var kindReason = map[string]string{
 }
 
 // kindOf names the attack kind of the best window of a text whose content
-// zone begins at byte zone, with the strongest rule family hit inside it.
+// zone is z, with the strongest rule family hit inside it.
 // The strongest family decides: hit in the content zone, the window is a
 // planted instruction whatever it says; hit in the request zone, its kind
 // (kindOfFamily). A window no rule explains is planted when it lies mostly
 // in the content zone, else a jailbreak when long and a hijacking when short.
-func (m *Model) kindOf(ws windowScore, zone int) (fam family, hasFam bool, kind string) {
+func (m *Model) kindOf(ws windowScore, z zone) (fam family, hasFam bool, kind string) {
 	var best float32
 	inContent := false
 	for f := family(0); f < numFamilies; f++ {
@@ -342,7 +342,7 @@ func (m *Model) kindOf(ws windowScore, zone int) (fam family, hasFam bool, kind 
 		return fam, true, KindPlanted
 	case hasFam:
 		return fam, true, kindOfFamily[fam]
-	case zone < ws.end && zone-ws.start < ws.end-zone:
+	case 2*z.overlap(ws.start, ws.end) > ws.end-ws.start:
 		return fam, false, KindPlanted
 	case ws.end-ws.start >= longAttack:
 		return fam, false, KindJailbreak

@@ -218,8 +218,8 @@ const zoneShift = 16
 
 // famBit is the bit of a rule hit starting at byte pos of a text whose
 // content zone begins at byte zone.
-func famBit(f family, pos, zone int) uint32 {
-	if pos >= zone {
+func famBit(f family, pos int, z zone) uint32 {
+	if z.has(pos) {
 		return 1 << (zoneShift + f)
 	}
 	return 1 << f
@@ -257,10 +257,10 @@ func windowOfBlocks(k, half, count, n int) (int, int) {
 // score scores the folded text s, whose content zone begins at byte zone,
 // in windows of w bytes and returns the best window. sc holds the words and
 // rule hits afterwards.
-func (m *Model) score(s string, zone, window int, sc *scratch) windowScore {
+func (m *Model) score(s string, z zone, window int, sc *scratch) windowScore {
 	out := &sc.out
 	m.spec.extract(s, out, nil)
-	out.sum(m.w, zone, m.spec.bits)
+	out.sum(m.w, z, m.spec.bits)
 	sc.hits = rules.match(s, out.toks, sc.hits[:0])
 	half, count := blockLayout(len(s), window)
 	if cap(sc.blocks) < count {
@@ -284,7 +284,7 @@ func (m *Model) score(s string, zone, window int, sc *scratch) windowScore {
 	toks := out.toks
 	for _, h := range sc.hits {
 		st := int(toks[h.from].start)
-		blocks[blockOf(st, half, count)].fams |= famBit(h.fam, st, zone)
+		blocks[blockOf(st, half, count)].fams |= famBit(h.fam, st, z)
 	}
 	best := windowScore{margin: math.Inf(-1)}
 	last := max(count-1, 1)
@@ -313,7 +313,7 @@ func (m *Model) score(s string, zone, window int, sc *scratch) windowScore {
 		var fams uint32
 		for _, h2 := range sc.hits {
 			if st := int(toks[h2.from].start); st >= a && st < e {
-				fams |= famBit(h2.fam, st, zone)
+				fams |= famBit(h2.fam, st, z)
 			}
 		}
 		margin := m.margin(out.cum[j]-out.cum[i], int32(j-i), fams)
@@ -321,11 +321,11 @@ func (m *Model) score(s string, zone, window int, sc *scratch) windowScore {
 			best = windowScore{margin: margin, start: a, end: e, fams: fams}
 		}
 	}
-	forContentWindows(out.feats, zone, len(s), func(a, e, i, j int) {
+	forContentWindows(out.feats, z, func(a, e, i, j int) {
 		var fams uint32
 		for _, h := range sc.hits {
 			if st := int(toks[h.from].start); st >= a && st < e {
-				fams |= famBit(h.fam, st, zone)
+				fams |= famBit(h.fam, st, z)
 			}
 		}
 		margin := m.margin(out.cum[j]-out.cum[i], int32(j-i), fams)
@@ -346,15 +346,16 @@ const (
 )
 
 // forContentWindows calls fn with the byte range [a, e) of every short
-// window of the content zone [zone, n) and the range [i, j) of the features
+// window of the content zone z and the range [i, j) of the features
 // ending inside it. The features are in order of their end offset, so both
 // bounds only move forward.
-func forContentWindows(feats []feature, zone, n int, fn func(a, e, i, j int)) {
-	if zone >= n {
+func forContentWindows(feats []feature, z zone, fn func(a, e, i, j int)) {
+	if z.from >= z.to {
 		return
 	}
+	n := z.to
 	i, j := 0, 0
-	for a := zone; ; a += contentStride {
+	for a := z.from; ; a += contentStride {
 		e := min(a+contentWindow, n)
 		for i < len(feats) && int(feats[i].pos) <= a {
 			i++
@@ -400,6 +401,12 @@ func firstFeature(feats []feature, a int) int {
 // margin is the logit of a window from its quantised weight sum, its
 // feature count and the rule families hit in it.
 func (m *Model) margin(sum, n int32, fams uint32) float64 {
+	// A window with no word and no rule hit (an empty text, a masked
+	// placeholder) holds no evidence either way; the bias alone was never
+	// trained for it, as no training window is empty.
+	if n == 0 && fams == 0 {
+		return math.Inf(-1)
+	}
 	margin := float64(m.bias) + float64(m.size[ruleHit(fams)][sizeBucket(n)])
 	if n > 0 {
 		margin += float64(m.scale) * float64(sum) / math.Sqrt(float64(n))

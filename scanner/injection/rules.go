@@ -118,7 +118,10 @@ var ruleSource = []struct {
 	{famPersona, "pretend|imagine|roleplay|simulate you|yourself are|re|to|as? be|an|a? ai|chatbot|assistant|model|language"},
 	{famPersona, "hypothetical|hypothetically|fictional|imaginary|alternate|simulated ai|model|language|chatbot|assistant|world|universe|scenario|story"},
 	{famExtraction, "repeat|print|reveal|show|output|display|tell|give|share|leak|disclose|list|recite|dump|expose|provide|echo|copy|what|whats|spell *3 system|initial|original|hidden|secret|developer|internal|confidential|preceding|starting|pre prompt~|instruction~|message~|directive~|configuration|guideline~|rule~"},
-	{famExtraction, "repeat|print|output|write|copy|echo|recite|display|show everything|all|the *2 above|prior|preceding"},
+	{famExtraction, "repeat|print|output|write|copy|echo|recite|display|show everything|all *2 above|prior|preceding"},
+	// "Repeat the request above word for word, then answer" asks for the
+	// user's own words back: a formatting request, not an extraction.
+	{famExtraction, "repeat|print|output|write|copy|echo|recite|display|show the !request|requests|question|questions|sentence|sentences|line|lines|query|task|paragraph|statement *1 !request|requests|question|questions|sentence|sentences|line|lines|query|task|paragraph|statement above|prior|preceding"},
 	{famExtraction, "repeat|print|output|write|copy|echo|recite|display|show everything|all *2 before|so"},
 	{famExtraction, "system prompt~|message|instruction~"},
 	{famExtraction, "paste|list|quote|translate|convert|summarize|summarise|rewrite|encode|spell|copy|output|print|show|share|send|echo|dump|reveal|tell *3 your *3 instruction~|prompt~|rule~|guideline~|configuration|setup|directive~|pre-prompt|preprompt"},

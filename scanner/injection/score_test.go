@@ -13,7 +13,7 @@ import (
 // collect every feature with its bucket (as training does), then sum the
 // weights of each window's features. Model.score computes the same from
 // running sums without storing buckets; this is what it must agree with.
-func refScore(m *Model, s string, zone, window int) windowScore {
+func refScore(m *Model, s string, z zone, window int) windowScore {
 	var out featureSink
 	m.spec.extract(s, &out, nil)
 	feats := append([]feature(nil), out.feats...)
@@ -22,7 +22,7 @@ func refScore(m *Model, s string, zone, window int) windowScore {
 	half, count := blockLayout(len(s), window)
 	blocks := make([]block, count)
 	weight := func(f feature) int32 {
-		if int(f.pos) > zone {
+		if z.hasFeature(int(f.pos)) {
 			return int32(m.w[f.bucket])>>1 + int32(m.w[zoneBucket(f.bucket, m.spec.bits)])
 		}
 		return int32(m.w[f.bucket])
@@ -34,7 +34,7 @@ func refScore(m *Model, s string, zone, window int) windowScore {
 	}
 	for _, h := range hits {
 		st := int(toks[h.from].start)
-		blocks[blockOf(st, half, count)].fams |= famBit(h.fam, st, zone)
+		blocks[blockOf(st, half, count)].fams |= famBit(h.fam, st, z)
 	}
 	best := windowScore{margin: math.Inf(-1)}
 	for k := 0; k < max(count-1, 1); k++ {
@@ -60,7 +60,7 @@ func refScore(m *Model, s string, zone, window int) windowScore {
 		}
 		for _, h := range hits {
 			if st := int(toks[h.from].start); st >= a && st < e {
-				fams |= famBit(h.fam, st, zone)
+				fams |= famBit(h.fam, st, z)
 			}
 		}
 		if mg := m.margin(sum, n, fams); mg > best.margin {
@@ -72,10 +72,10 @@ func refScore(m *Model, s string, zone, window int) windowScore {
 			consider(a, e)
 		}
 	}
-	for a := zone; a < len(s); a += contentStride {
-		e := min(a+contentWindow, len(s))
+	for a := z.from; a < z.to; a += contentStride {
+		e := min(a+contentWindow, z.to)
 		consider(a, e)
-		if e == len(s) {
+		if e == z.to {
 			break
 		}
 	}
@@ -108,12 +108,13 @@ func TestScoreMatchesReference(t *testing.T) {
 		txt := scanner.NewText(text)
 		view := txt.Folded()
 		s := view.S
-		zones := []int{len(s), func() int { _, z := contentZone(txt, view, scanner.RoleUser); return z }(), 0}
+		_, textZone := contentZone(txt, view, scanner.RoleUser)
+		zones := []zone{{len(s), len(s)}, textZone, {0, len(s)}, {0, len(s) / 2}}
 		for _, w := range []int{m.window, minWindow} {
 			for _, zone := range zones {
 				got, want := m.score(s, zone, w, sc), refScore(m, s, zone, w)
 				if got != want {
-					t.Fatalf("window %d, zone %d, text %.60q: score %+v, reference %+v", w, zone, text, got, want)
+					t.Fatalf("window %d, zone %v, text %.60q: score %+v, reference %+v", w, zone, text, got, want)
 				}
 			}
 		}

@@ -134,7 +134,7 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 	text := scanner.NewText(ex.Text)
 	view := text.Folded()
 	s := view.S
-	_, zone := contentZone(text, view, ex.role())
+	_, z := contentZone(text, view, ex.role())
 	out := &sc.out
 	o.spec.extract(s, out, nil)
 	feats := append([]feature(nil), out.feats...)
@@ -153,14 +153,14 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 		n := 0
 		for _, f := range feats {
 			if in(int(f.pos)) {
-				addFeature(counts, f, zone, o.spec.bits)
+				addFeature(counts, f, z, o.spec.bits)
 				n++
 			}
 		}
 		var fams uint32
 		for _, h := range sc.hits {
 			if st := int(toks[h.from].start); in(st) {
-				fams |= famBit(h.fam, st, zone)
+				fams |= famBit(h.fam, st, z)
 			}
 		}
 		var v sparse
@@ -171,7 +171,7 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 		}
 		v.fams = fams
 		v.n = int32(n)
-		v.content = count > 1 && k*half >= zone
+		v.content = count > 1 && z.has(k*half)
 		p.windows = append(p.windows, v)
 	}
 	for _, h := range sc.hits {
@@ -183,13 +183,13 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 		n := 0
 		i := sort.Search(len(feats), func(k int) bool { return int(feats[k].pos) > a })
 		for ; i < len(feats) && int(feats[i].pos) <= e; i++ {
-			addFeature(counts, feats[i], zone, o.spec.bits)
+			addFeature(counts, feats[i], z, o.spec.bits)
 			n++
 		}
 		var v sparse
 		for _, h2 := range sc.hits {
 			if st := int(toks[h2.from].start); st >= a && st < e {
-				v.fams |= famBit(h2.fam, st, zone)
+				v.fams |= famBit(h2.fam, st, z)
 			}
 		}
 		norm := float32(1 / math.Sqrt(math.Max(float64(n), 1)))
@@ -197,19 +197,19 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 			v.idx = append(v.idx, b)
 			v.val = append(v.val, c*norm)
 		}
-		v.content = a >= zone
+		v.content = z.has(a)
 		v.n = int32(n)
 		p.windows = append(p.windows, v)
 	}
-	forContentWindows(feats, zone, len(s), func(a, e, i, j int) {
+	forContentWindows(feats, z, func(a, e, i, j int) {
 		counts := map[uint32]float32{}
 		for _, f := range feats[i:j] {
-			addFeature(counts, f, zone, o.spec.bits)
+			addFeature(counts, f, z, o.spec.bits)
 		}
 		var v sparse
 		for _, h := range sc.hits {
 			if st := int(toks[h.from].start); st >= a && st < e {
-				v.fams |= famBit(h.fam, st, zone)
+				v.fams |= famBit(h.fam, st, z)
 			}
 		}
 		norm := float32(1 / math.Sqrt(math.Max(float64(j-i), 1)))
@@ -226,8 +226,8 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 
 // addFeature counts one feature occurrence in its bucket and, in the
 // content zone, in its content-zone bucket too, as featureSink.sum weighs it.
-func addFeature(counts map[uint32]float32, f feature, zone int, bits uint8) {
-	if int(f.pos) > zone {
+func addFeature(counts map[uint32]float32, f feature, z zone, bits uint8) {
+	if z.hasFeature(int(f.pos)) {
 		counts[f.bucket] += 0.5
 		counts[zoneBucket(f.bucket, bits)]++
 	} else {

@@ -2,6 +2,7 @@ package injection
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/promptwall/promptwall/scanner"
 )
@@ -50,6 +51,9 @@ func contentStart(text string, role scanner.Role) int {
 	best := len(text)
 	if i := strings.Index(lead, "\n\n"); i > 0 {
 		best = i + 2
+		if ownAfterword(text[:i], text[best:]) {
+			best = len(text)
+		}
 	} else if i := strings.Index(lead, "\n\r\n"); i > 0 {
 		best = i + 3
 	}
@@ -64,7 +68,7 @@ func contentStart(text string, role scanner.Role) int {
 		for j < len(lead) && (lead[j] == ' ' || lead[j] == '\t') {
 			j++
 		}
-		if j < len(lead) && strings.IndexByte("\n'\"`<{[|", lead[j]) >= 0 {
+		if j < len(lead) && (strings.IndexByte("\n'\"`<{[|", lead[j]) >= 0 || strings.HasPrefix(lead[j:], "\u201c") || strings.HasPrefix(lead[j:], "\u2018")) {
 			best = j
 			break
 		}
@@ -76,6 +80,85 @@ func contentStart(text string, role scanner.Role) int {
 		return len(text)
 	}
 	return best
+}
+
+// zone is the content zone of a text: bytes [from, to). A text without
+// content has from == to == its length.
+type zone struct{ from, to int }
+
+// has reports whether the byte at pos lies in the zone.
+func (z zone) has(pos int) bool { return pos >= z.from && pos < z.to }
+
+// hasFeature reports whether a feature ending at pos lies in the zone.
+func (z zone) hasFeature(pos int) bool { return pos > z.from && pos <= z.to }
+
+// overlap is the number of bytes of [a, e) in the zone.
+func (z zone) overlap(a, e int) int { return max(min(e, z.to)-max(a, z.from), 0) }
+
+// contentEnd returns where content that begins at start ends. Pasted
+// content runs to the end of the message, unless it is a quotation: the
+// user's words after its closing quote ("Rewrite this sentence: "..." Do
+// not use any commas in your response.") are theirs again, and an
+// instruction there is their own request. The closing quote is the last
+// quote of the opening's kind that ends a word (not the apostrophe of
+// "don't"), so that a document quoting within itself stays whole.
+func contentEnd(text string, start int) int {
+	if start >= len(text) {
+		return len(text)
+	}
+	var closers []string
+	switch {
+	case text[start] == '"' || strings.HasPrefix(text[start:], "“"):
+		closers = []string{"\"", "”"}
+	case text[start] == '\'' || strings.HasPrefix(text[start:], "‘"):
+		closers = []string{"'", "’"}
+	default:
+		return len(text)
+	}
+	close := -1
+	for _, c := range closers {
+		for i := len(text) - len(c); i > start; i-- {
+			if text[i:i+len(c)] != c {
+				continue
+			}
+			// An apostrophe between two letters is inside a word.
+			if c != "\"" && c != "”" && i+len(c) < len(text) && isWordByte(text[i-1]) && isWordByte(text[i+len(c)]) {
+				continue
+			}
+			close = max(close, i+len(c))
+			break
+		}
+	}
+	if close < 0 {
+		return len(text)
+	}
+	for _, r := range text[close:] {
+		if unicode.IsLetter(r) {
+			return close
+		}
+	}
+	return len(text)
+}
+
+func isWordByte(c byte) bool { return isASCIILetter(c) || '0' <= c && c <= '9' }
+
+// maxAfterword is the longest paragraph after a blank line that can be
+// the user's own afterword to their request rather than pasted content.
+const maxAfterword = 320
+
+// ownAfterword reports whether rest, the text after the first blank line,
+// is the user's own continuation of the request before it: one short
+// paragraph that is no document, after a request that ended its sentence
+// rather than introduce something ("...for me?\n\nDo not use any commas
+// in your response."). Pasted content is announced ("this e-mail:"), or
+// runs longer, or has a document's shape.
+func ownAfterword(request, rest string) bool {
+	r := strings.TrimRight(request, " \t\r")
+	if r == "" || strings.IndexByte(".!", r[len(r)-1]) < 0 {
+		return false
+	}
+	rest = strings.TrimSpace(rest)
+	return len(rest) <= maxAfterword && !strings.Contains(rest, "\n\n") && !strings.Contains(rest, "```") && !startsWithDocument(rest)
 }
 
 // foldedOffset maps an offset of the original text to the first offset of
@@ -93,20 +176,23 @@ func foldedOffset(view *scanner.View, orig int) int {
 	return lo
 }
 
-// contentZone returns where the content zone of text begins: as an offset
-// of the original text (len(text.Original) for none) and of its folded
-// view (len(view.S) for none). A document whose opening is disguised by
+// contentZone returns the content zone of text in the original text and in
+// its folded view (from == to == the length for none). A document whose opening is disguised by
 // letter spacing ("T r a c e b a c k") is recognised by the opening of its
 // folded view, where the spacing is undone: the author of a planted
 // instruction controls the content's spelling, so the zone must not depend
 // on it.
-func contentZone(text *scanner.Text, view *scanner.View, role scanner.Role) (orig, folded int) {
+func contentZone(text *scanner.Text, view *scanner.View, role scanner.Role) (orig, folded zone) {
 	n := len(text.Original)
-	orig = contentStart(text.Original, role)
-	if orig == n && role == scanner.RoleUser && len(view.S) >= minContent && foldedOpensDocument(view.S) {
-		return 0, 0
+	cs := contentStart(text.Original, role)
+	if cs == n && role == scanner.RoleUser && len(view.S) >= minContent && foldedOpensDocument(view.S) {
+		return zone{0, n}, zone{0, len(view.S)}
 	}
-	return orig, foldedZone(view, orig, n)
+	orig = zone{cs, n}
+	if role == scanner.RoleUser {
+		orig.to = contentEnd(text.Original, cs)
+	}
+	return orig, zone{foldedZone(view, orig.from, n), foldedZone(view, orig.to, n)}
 }
 
 // foldedOpensDocument is startsWithDocument for a folded view, whose
