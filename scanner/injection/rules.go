@@ -98,7 +98,12 @@ var ruleSource = []struct {
 	{famJailbreak, "as dan|stan|dude|aim|chatgpt|gpt"},
 	{famJailbreak, "stay|remain|staying|break|breaking in|out? of? character"},
 	{famJailbreak, "classic|normal|standard|filtered|locked *2 and|response~ *3 jailbreak~|developer|dan|unfiltered|unlocked"},
-	{famJailbreak, "two|2|both responses|answers|paragraphs|ways|outputs"},
+	// Two answers are a jailbreak's only when one of them is the persona's
+	// ("two responses, one normal and one as DAN", "answer in both ways and
+	// act like BetterDAN"); "give two different answers" or "write two
+	// paragraphs" is an ordinary request.
+	{famJailbreak, "two|2|both responses|answers|paragraphs|ways|outputs *8 one normal|as|acting|with|like|yourself|regular|classic|filtered|unfiltered|jailbroken|censored|uncensored"},
+	{famJailbreak, "two|2|both responses|answers|paragraphs|ways|outputs *3 act|acting|behave|respond|answer like|as"},
 	// "Any" and "not" alone ask about limits as often as they drop them:
 	// "are there any restrictions on carry-on luggage?", "filter out any
 	// rows", "including but not limited to".
