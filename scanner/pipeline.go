@@ -123,6 +123,8 @@ type group struct {
 type roleDirKey struct {
 	dir  Direction
 	role Role
+	// followsAnswer: a user message after an answer (Target.FollowsAnswer).
+	followsAnswer bool
 }
 
 type stage struct {
@@ -219,8 +221,9 @@ func NewPipeline(stages []Stage, opts Options) (*Pipeline, error) {
 		p.roleDir = make(map[roleDirKey]textKey)
 		for _, d := range []Direction{Input, Output} {
 			for _, r := range []Role{RoleSystem, RoleUser, RoleAssistant, RoleTool} {
-				p.roleDir[roleDirKey{d, r}] = p.cache.prefix(string(d), string(r))
+				p.roleDir[roleDirKey{d, r, false}] = p.cache.prefix(string(d), string(r))
 			}
+			p.roleDir[roleDirKey{d, RoleUser, true}] = p.cache.prefix(string(d), string(RoleUser), "follows an answer")
 		}
 	}
 	return p, nil
@@ -377,10 +380,12 @@ type run struct {
 type msgState struct {
 	text    Text
 	key     textKey   // text hash
-	roleDir textKey   // (direction, role) hash
+	roleDir textKey   // (direction, role, follows an answer) hash
 	hit     []Finding // the group's cached verdicts, by slot
 	row     int       // on a group miss, the message's row in run.fresh
 	filled  int       // group verdicts scanned in this screening
+	// followsAnswer: a user message after an assistant message.
+	followsAnswer bool
 }
 
 func (p *Pipeline) run(ctx context.Context, conv *Conversation, dir Direction, pass int, vault *Vault) *Result {
@@ -408,16 +413,19 @@ func (p *Pipeline) run(ctx context.Context, conv *Conversation, dir Direction, p
 		r.conv = &Conversation{Messages: slices.Clone(conv.Messages)}
 	}
 	r.msgs = make([]msgState, len(r.conv.Messages))
+	answered := false
 	for i := range r.conv.Messages {
 		m := &r.conv.Messages[i]
+		ms := &r.msgs[i]
+		ms.followsAnswer = m.Role == RoleUser && answered
+		answered = answered || m.Role == RoleAssistant
 		if !r.inScope(m) {
 			continue
 		}
-		ms := &r.msgs[i]
 		ms.text.Original = m.Text
 		if r.cache != nil {
 			ms.key = r.cache.hashText(m.Text)
-			rd, ok := p.roleDir[roleDirKey{dir, m.Role}]
+			rd, ok := p.roleDir[roleDirKey{dir, m.Role, ms.followsAnswer}]
 			if !ok {
 				rd = r.cache.prefix(string(dir), string(m.Role))
 			}
@@ -599,7 +607,7 @@ func (r *run) verdict(ctx context.Context, k int, st *stage, i int, m *Message, 
 		if ms.hit != nil {
 			return ms.hit[slot], false, nil
 		}
-		t.Text, t.Role = &ms.text, m.Role
+		t.Text, t.Role, t.FollowsAnswer = &ms.text, m.Role, ms.followsAnswer
 		f, err = safeScan(ctx, st.sc, t)
 		t.Text = nil
 		if err == nil {
@@ -623,7 +631,7 @@ func (r *run) verdict(ctx context.Context, k int, st *stage, i int, m *Message, 
 		}
 		p.obs.CacheMiss(st.ID)
 	}
-	t.Text, t.Role = &ms.text, m.Role
+	t.Text, t.Role, t.FollowsAnswer = &ms.text, m.Role, ms.followsAnswer
 	f, err = safeScan(ctx, st.sc, t)
 	t.Text = nil
 	if err == nil && cached {

@@ -769,3 +769,56 @@ func TestPipelineStages(t *testing.T) {
 		t.Error("Stages shares its Directions with the pipeline")
 	}
 }
+
+// followUpScanner detects its needle only in a follow-up turn.
+type followUpScanner struct{ calls atomic.Int64 }
+
+func (s *followUpScanner) Type() string { return "regex" }
+
+func (s *followUpScanner) Scan(_ context.Context, t *Target) (Finding, error) {
+	s.calls.Add(1)
+	if t.FollowsAnswer && strings.Contains(t.Text.Original, "rewrite") {
+		return Finding{Detected: true, Score: 1}, nil
+	}
+	return Finding{}, nil
+}
+
+// A user message after an answer is a follow-up turn, and the verdict cache
+// keeps a text's verdict as a first turn apart from its verdict as a
+// follow-up: a scanner may judge the two differently.
+func TestFollowsAnswer(t *testing.T) {
+	cache, err := NewVerdictCache(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	sc := &followUpScanner{}
+	p := mustPipeline(t, []Stage{stg("f", ModeFlag, sc)}, Options{Cache: cache, ConfigVersion: "follow-up"})
+	const text = "rewrite it shorter"
+	first := userConv(text)
+	followUp := &Conversation{Messages: []Message{
+		{Role: RoleUser, Text: "tell me about the sea", Ref: "messages.0.content"},
+		{Role: RoleAssistant, Text: "The sea is large.", Ref: "messages.1.content"},
+		{Role: RoleUser, Text: text, Ref: "messages.2.content"},
+	}}
+	steps := []struct {
+		name string
+		conv *Conversation
+		want Outcome
+	}{
+		{"a first turn", first, Passed},
+		{"the same text as a follow-up", followUp, Flagged},
+		{"the first turn again, cached", first, Passed},
+		{"the follow-up again, cached", followUp, Flagged},
+	}
+	for _, s := range steps {
+		if got := p.Screen(context.Background(), s.conv, Input).Outcome; got != s.want {
+			t.Errorf("%s: outcome %v, want %v", s.name, got, s.want)
+		}
+	}
+	// Each message is scanned once: the first turn, and the three messages
+	// of the follow-up conversation; the repeats come from the cache.
+	if n := sc.calls.Load(); n != 4 {
+		t.Errorf("Scan called %d times, want 4", n)
+	}
+}

@@ -134,6 +134,11 @@ type Target struct {
 	// Conversation is the whole exchange, for scanners that need context
 	// (prompt_leak compares the answer with the system prompt). Read only.
 	Conversation *Conversation
+	// FollowsAnswer is set for a user message that comes after an answer
+	// of the assistant in its conversation: a follow-up turn, which may
+	// speak of "your previous response" in its own right. It is part of
+	// the verdict cache's key, so a scanner may depend on it.
+	FollowsAnswer bool
 }
 
 // Scanner is a detector. Implementations must be safe for concurrent use and

@@ -88,6 +88,43 @@ func TestEverydayIFEval(t *testing.T) {
 	}
 }
 
+// TestEverydayMTBench measures false positives on MT-bench's 160 turns
+// (testdata/everyday_mtbench.jsonl): a chat benchmark kept for evaluation,
+// never trained on and never tuned on. A second turn is screened as what it
+// is, a follow-up after the assistant's answer (scanner.Target.
+// FollowsAnswer). The bound is a ratchet at today's count.
+func TestEverydayMTBench(t *testing.T) {
+	const ratchet = 1
+	type turn struct {
+		Text string `json:"text"`
+		Turn int    `json:"turn"`
+	}
+	rows, err := dataset.ReadJSONL[turn]("testdata/everyday_mtbench.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	detected := map[int]int{}
+	for _, r := range rows {
+		target := &scanner.Target{Text: scanner.NewText(r.Text), Direction: scanner.Input, Role: scanner.RoleUser, FollowsAnswer: r.Turn > 1}
+		res, err := s.Scan(context.Background(), target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Detected {
+			detected[r.Turn]++
+			t.Logf("false positive (turn %d, %s, score %.2f): %.120q", r.Turn, res.Matches[0].Kind, res.Score, r.Text)
+		}
+	}
+	t.Logf("MT-bench: %d of 80 first turns and %d of 80 follow-ups detected as injections", detected[1], detected[2])
+	if len(rows) != 160 || detected[1]+detected[2] > ratchet {
+		t.Errorf("%d of %d MT-bench turns detected, more than the ratchet of %d", detected[1]+detected[2], len(rows), ratchet)
+	}
+}
+
 // TestHeldOutAttacks measures recall on extraction, hijacking and jailbreak
 // attempts written for Promptwall in words of their own and never trained on
 // ("KIND<tab>text"), and how often the detection names the kind. Two sets:

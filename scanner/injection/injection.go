@@ -239,7 +239,7 @@ func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding,
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	var f scanner.Finding
-	v, err := s.scan(ctx, t.Text, t.Role, false, sc, &f, -1, -1, "")
+	v, err := s.scan(ctx, t.Text, t.Role, t.FollowsAnswer && t.Role == scanner.RoleUser, false, sc, &f, -1, -1, "")
 	if err != nil {
 		return scanner.Finding{}, err
 	}
@@ -263,7 +263,7 @@ func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding,
 // to f. A payload found in the content zone is content as a whole
 // (inContent); any other text is split into its zones. Inside a payload (at >= 0) matches are reported at the payload's
 // place at..end in the outermost text, as its own offsets mean nothing there.
-func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Role, inContent bool, sc *scratch, f *scanner.Finding, at, end int, payload string) (verdict, error) {
+func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Role, followUp, inContent bool, sc *scratch, f *scanner.Finding, at, end int, payload string) (verdict, error) {
 	if err := ctx.Err(); err != nil {
 		return verdict{}, fmt.Errorf("injection: %w", err)
 	}
@@ -275,7 +275,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 	ws := s.model.score(view.S, z, s.window, sc)
 	v := verdict{prob: sigmoid(ws.margin), payload: payload}
 	v.fam, v.hasFam, v.kind = s.model.kindOf(ws, z)
-	if v.prob >= s.kindThreshold[v.kind] {
+	if v.prob >= s.kindThreshold[v.kind] && !(followUp && v.kind != KindPlanted && ruleHit(ws.fams) == 0) {
 		f.Detected = true
 		f.Matches = s.appendMatches(f.Matches, view, ws, sc, v.kind, v.prob, at, end)
 	}
@@ -287,7 +287,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 		// smuggling"); Canonical drops them, so the hidden text is judged
 		// here, as a payload.
 		for _, run := range tagRuns(text) {
-			sv, err := s.scan(ctx, scanner.NewText(run.text), role, origZone.has(run.start), sc, f, run.start, run.end, "unicode tag")
+			sv, err := s.scan(ctx, scanner.NewText(run.text), role, followUp, origZone.has(run.start), sc, f, run.start, run.end, "unicode tag")
 			if err != nil {
 				return verdict{}, err
 			}
@@ -301,7 +301,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 		if at >= 0 {
 			a, e = at, end
 		}
-		sv, err := s.scan(ctx, seg.Text, role, inContent || origZone.has(seg.Start), sc, f, a, e, seg.Encoding)
+		sv, err := s.scan(ctx, seg.Text, role, followUp, inContent || origZone.has(seg.Start), sc, f, a, e, seg.Encoding)
 		if err != nil {
 			return verdict{}, err
 		}
@@ -311,6 +311,15 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 	}
 	return v, nil
 }
+
+// A follow-up turn (scanner.Target.FollowsAnswer) is addressed to the
+// assistant about its own previous answer ("Rewrite your previous response.
+// Start every sentence with the letter A.", "Critique your own response."):
+// an ordinary request in the words a hijacker uses. In a follow-up the
+// model's word evidence alone, in the user's own request zone, therefore
+// flags nothing; a rule-identified attack (an override, an extraction, a
+// jailbreak persona, a privilege claim, chat template tokens) and an
+// instruction planted in pasted content still do.
 
 // kindReason words each attack kind for Finding.Reason.
 var kindReason = map[string]string{
