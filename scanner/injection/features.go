@@ -208,6 +208,8 @@ type walk struct {
 	wordHash uint64  // FNV-1a of the current word so far
 	prevWord uint64  // hash of the previous word, for bigrams
 	havePrev bool
+	cjk      int // script of the last CJK letter (cjkScript)
+	cjkEnd   int // offset just after it
 }
 
 // wordByte pushes byte c of a word, which ends at offset p.
@@ -346,6 +348,25 @@ func (w *walk) ascii(s string, i int) int {
 	return i
 }
 
+// cjkScript classes the letters of Japanese: 1 kanji (Han), 2 hiragana, 3
+// katakana (with the prolonged sound mark "ー"); 0 any other. Japanese
+// writes no spaces between words but changes script at most of their
+// boundaries (a katakana loanword, a hiragana particle, a kanji stem), so a
+// change of script between two such letters ends a word: "パスワードは何ですか"
+// holds the word "パスワード", and the rules find it. Chinese, all Han,
+// stays one word per run.
+func cjkScript(r rune) int {
+	switch {
+	case r == '\u30fc' || unicode.Is(unicode.Katakana, r):
+		return 3
+	case unicode.Is(unicode.Hiragana, r):
+		return 2
+	case unicode.Is(unicode.Han, r):
+		return 1
+	}
+	return 0
+}
+
 // maybePlaceholder reports whether the placeholder may start at s[i]; the
 // walk then stops for extract to check it in full.
 func maybePlaceholder(s string, i int) bool {
@@ -387,6 +408,12 @@ func (sp *featureSpec) extract(s string, out *featureSink, weights []int8) {
 			w.separator(i, i+size)
 			i += size
 			continue
+		}
+		if c := cjkScript(r); c != 0 {
+			if w.wordFrom >= 0 && w.cjkEnd == i && c != w.cjk {
+				w.endWord(i)
+			}
+			w.cjk, w.cjkEnd = c, i+size
 		}
 		for end := i + size; i < end; i++ {
 			w.wordByte(s[i], i, i+1)
