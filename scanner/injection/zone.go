@@ -153,7 +153,8 @@ const maxAfterword = 320
 // in your response."). Pasted content is announced ("this e-mail:"), or
 // runs longer, or has a document's shape.
 func ownAfterword(request, rest string) bool {
-	r := strings.TrimRight(request, " \t\r")
+	// A sentence that ends inside a quotation ended too: 'is "Happy Birthday."'.
+	r := strings.TrimRight(request, " \t\r\"')\u201d\u2019")
 	if r == "" || strings.IndexByte(".!", r[len(r)-1]) < 0 {
 		return false
 	}
