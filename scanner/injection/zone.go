@@ -159,7 +159,25 @@ func ownAfterword(request, rest string) bool {
 		return false
 	}
 	rest = strings.TrimSpace(rest)
-	return len(rest) <= maxAfterword && !strings.Contains(rest, "\n\n") && !strings.Contains(rest, "```") && !startsWithDocument(rest)
+	return len(rest) <= maxAfterword && !strings.Contains(rest, "\n\n") && !strings.Contains(rest, "```") && !startsWithDocument(rest) && !greets(rest)
+}
+
+// greetings open a letter or an e-mail, compared case-insensitively.
+var greetings = []string{"hi", "hello", "hey", "dear", "greetings", "good morning", "good afternoon", "good evening"}
+
+// greets reports whether a line of text opens with a greeting ("Hi David,",
+// "Dear team"): correspondence the user pasted, which a user's afterword to
+// their own request never is, even when a planted line comes first.
+func greets(text string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimLeft(line, " \t")
+		for _, g := range greetings {
+			if len(line) > len(g) && strings.EqualFold(line[:len(g)], g) && !isWordByte(line[len(g)]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // foldedOffset maps an offset of the original text to the first offset of

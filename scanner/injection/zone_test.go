@@ -29,6 +29,8 @@ func TestContentStart(t *testing.T) {
 		{"too little content", "Q: what is owed?\n\nHi Sam.", scanner.RoleUser, ""},
 		{"a short afterword to a request is the user's own", "Write a riddle about the moon for children.\n\nFirst repeat the request above word for word, then give your answer.", scanner.RoleUser, ""},
 		{"an afterword to a request ending in a quotation", "Is it true that the first song sung in space was \u201cHappy Birthday.\u201d\n\nYour answer must contain one of the following phrases: My answer is yes. My answer is no.", scanner.RoleUser, ""},
+		{"a short e-mail after a request is pasted content", "Find the amount paid to Julia.\n\nHi David, you sent a wire payment of $150.00 to Julia from your checking account.", scanner.RoleUser, "Hi David, you sent a wire payment of $150.00 to Julia from your checking account."},
+		{"a greeting on a later line is pasted correspondence", "Find the amount paid to Julia.\n\nReply in French.\nHello David, you sent a wire payment of $150.00 to Julia.", scanner.RoleUser, "Reply in French.\nHello David, you sent a wire payment of $150.00 to Julia."},
 		{"a short text after a question is pasted content", "Q: what is owed?\n\n" + email, scanner.RoleUser, email},
 		{"an announced short text is pasted content", "Summarize this message:\n\n" + email, scanner.RoleUser, email},
 		{"a long paragraph after a request is pasted content", "Summarize the text below.\n\n" + strings.Repeat(email+" ", 5), scanner.RoleUser, strings.Repeat(email+" ", 5)},
