@@ -159,7 +159,25 @@ func ownAfterword(request, rest string) bool {
 		return false
 	}
 	rest = strings.TrimSpace(rest)
-	return len(rest) <= maxAfterword && !strings.Contains(rest, "\n\n") && !strings.Contains(rest, "```") && !startsWithDocument(rest) && !greets(rest)
+	return len(rest) <= maxAfterword && !strings.Contains(rest, "\n\n") && !strings.Contains(rest, "```") && !startsWithDocument(rest) && !greets(rest) && !labelled(rest)
+}
+
+// labelled reports whether a line of text opens with a label, one to three
+// words and a colon ("Question: ...", "Answer (follow this exactly): ...",
+// "Document: ..."): a transcript, a form or a record the user pasted, or
+// one an attacker wrote to pass for it, not an afterword.
+func labelled(text string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimLeft(line, " \t")
+		colon := strings.IndexByte(line, ':')
+		if colon <= 0 || colon > 40 || !isASCIILetter(line[0]) {
+			continue
+		}
+		if words := len(strings.Fields(line[:colon])); words >= 1 && words <= 3 {
+			return true
+		}
+	}
+	return false
 }
 
 // greetings open a letter or an e-mail, compared case-insensitively.
