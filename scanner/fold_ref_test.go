@@ -181,13 +181,34 @@ func (f *refFolder) lowerRune(i, n int) {
 // foldLeetRef rewrites b in place; every replacement is one ASCII byte for one,
 // so the origin map stays valid. A text in which the rules fold two tokens
 // or more is evidently leetspeak: every token is then folded where its
-// digits and symbols all read as letters (at a token's edge only digits,
-// '@' and '$'), in groups of at most maxLeetGroup.
+// digits and symbols all read as letters (at a token's start only digits,
+// '@', '$', '!' and '+'; at its end only digits, '@', '$', '|', and '+' in a
+// group with a digit), in groups of at most maxLeetGroup; a token of two to
+// maxLeetWord digits and symbols with a symbol after its first byte (not
+// '(', and not opening with '$', '+' or '(') is folded whole.
 func foldLeetRef(b []byte) {
-	if foldLeetPassRef(b, foldTokenRef) < 2 {
+	if foldLeetPassRef(b, func(t []byte, letters int) bool { return letters > 0 && foldTokenRef(t, letters) }) < 2 {
 		return
 	}
-	foldLeetPassRef(b, func(t []byte, _ int) bool {
+	foldLeetPassRef(b, func(t []byte, letters int) bool {
+		if letters == 0 {
+			if len(t) < 2 || len(t) > maxLeetWord || t[0] == '$' || t[0] == '+' || t[0] == '(' {
+				return false
+			}
+			symbol := false
+			for k, c := range t {
+				if leetOf(c) == 0 || c == '(' {
+					return false
+				}
+				if k > 0 && !('0' <= c && c <= '9') {
+					symbol = true
+				}
+			}
+			if symbol {
+				foldGroupRef(t, 0, len(t))
+			}
+			return symbol
+		}
 		var groups [][2]int
 		for i := 0; i < len(t); i++ {
 			if isLower(t[i]) {
@@ -206,16 +227,24 @@ func foldLeetRef(b []byte) {
 			if g[1]-g[0] > maxLeetGroup {
 				return false
 			}
-			if g[0] == 0 || g[1] == len(t) {
-				for k := g[0]; k < g[1]; k++ {
-					if !edgeFoldable(t[k]) {
-						return false
-					}
+			digit := false
+			for k := g[0]; k < g[1]; k++ {
+				if '0' <= t[k] && t[k] <= '9' {
+					digit = true
+				}
+			}
+			for k := g[0]; k < g[1]; k++ {
+				c := t[k]
+				if g[0] == 0 && !(edgeFoldable(c) || c == '!' || c == '+') {
+					return false
+				}
+				if g[1] == len(t) && !(edgeFoldable(c) || c == '|' || c == '+' && digit) {
+					return false
 				}
 			}
 		}
 		for _, g := range groups {
-			foldGroupRef(t[g[0]:g[1]])
+			foldGroupRef(t, g[0], g[1])
 		}
 		return true
 	})
@@ -241,7 +270,7 @@ func foldLeetPassRef(b []byte, fold func(t []byte, letters int) bool) int {
 			}
 			j++
 		}
-		if hasLeet && letters > 0 && fold(b[i:j], letters) {
+		if hasLeet && fold(b[i:j], letters) {
 			n++
 		}
 		i = j
@@ -269,11 +298,11 @@ func foldTokenRef(t []byte, letters int) bool {
 		switch {
 		case !mappable || n > maxLeetGroup:
 		case i > 0 && j < len(t):
-			foldGroupRef(t[i:j])
+			foldGroupRef(t, i, j)
 			folded = true
 		case i == 0 && j < len(t):
 			if n == 1 && edgeFoldable(t[0]) && letters >= 3 {
-				foldGroupRef(t[i:j])
+				foldGroupRef(t, i, j)
 				folded = true
 			}
 		case i > 0 && j == len(t):
@@ -284,14 +313,39 @@ func foldTokenRef(t []byte, letters int) bool {
 		i = j
 	}
 	if folded && endGroup[1] > 0 {
-		foldGroupRef(t[endGroup[0]:endGroup[1]])
+		foldGroupRef(t, endGroup[0], endGroup[1])
 	}
 	return folded
 }
 
-func foldGroupRef(g []byte) {
-	for k, c := range g {
-		g[k] = leetOf(c)
+// foldGroupRef folds t[i:j], a group of digits and symbols in token t. A
+// '1' is 'l' next to a '1' or '|', after an 'l' or '|', before an 'l' after
+// a vowel, and last in a token of four bytes or more; else 'i'.
+func foldGroupRef(t []byte, i, j int) {
+	for k := i; k < j; k++ {
+		c := t[k]
+		if isLower(c) {
+			continue
+		}
+		if c != '1' {
+			t[k] = leetOf(c)
+			continue
+		}
+		var prev, next byte
+		if k > 0 {
+			prev = t[k-1]
+		}
+		if k+1 < len(t) {
+			next = t[k+1]
+		}
+		l := next == '1' || next == '|' || prev == 'l' || prev == '|' ||
+			next == 'l' && (prev == 'a' || prev == 'e' || prev == 'i' || prev == 'o' || prev == 'u') ||
+			next == 0 && len(t) >= 4
+		if l {
+			t[k] = 'l'
+		} else {
+			t[k] = 'i'
+		}
 	}
 }
 

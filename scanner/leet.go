@@ -1,5 +1,7 @@
 package scanner
 
+import "strings"
+
 // Leetspeak folding for the Folded view.
 //
 // Digits and symbols stand for letters only inside words, so the rules look
@@ -38,6 +40,8 @@ func leetOf(c byte) byte {
 		return 'a'
 	case '5':
 		return 's'
+	case '6':
+		return 'g'
 	case '7':
 		return 't'
 	case '8':
@@ -54,6 +58,8 @@ func leetOf(c byte) byte {
 		return 'l'
 	case '(':
 		return 'c'
+	case '+':
+		return 't'
 	}
 	return 0
 }
@@ -68,6 +74,21 @@ func leetTokenByte(c byte) bool {
 
 // edgeFoldable is what may be folded at a token's edge: digits, '@', '$'.
 func edgeFoldable(c byte) bool { return ('0' <= c && c <= '9') || c == '@' || c == '$' }
+
+// evidentStartFoldable and evidentEndFoldable widen edgeFoldable for a
+// text evidently in leetspeak: '!' and '+' begin words there ("!6n0r3",
+// "+h3") and '|' ends them ("in+3rn4|"), as does '+' in a group with a
+// digit ("vis1+", "transl4+3"), where in ordinary text '!' ends a sentence
+// and '+' a sum ("c++", "+1").
+func evidentStartFoldable(c byte) bool { return edgeFoldable(c) || c == '!' || c == '+' }
+func evidentEndFoldable(c byte, withDigit bool) bool {
+	return edgeFoldable(c) || c == '|' || c == '+' && withDigit
+}
+
+// maxLeetWord bounds a token of digits and symbols alone that a text
+// evidently in leetspeak folds as a word ("4|1", "!5", "@+"): one with a
+// symbol that is no digit, so numbers stay.
+const maxLeetWord = 4
 
 // Classes of a byte for foldLeet, so its scan is one load per byte.
 const (
@@ -103,8 +124,8 @@ func foldLeet(b []byte) {
 	}
 }
 
-// forEachLeetToken calls fold on every token of b that holds a letter and a
-// digit or symbol, with its letter count, and returns how many it folded.
+// forEachLeetToken calls fold on every token of b that holds a digit or
+// symbol, with its letter count, and returns how many it folded.
 func forEachLeetToken(b []byte, fold func(t []byte, letters int) bool) int {
 	n := 0
 	for i := 0; i < len(b); {
@@ -127,7 +148,7 @@ func forEachLeetToken(b []byte, fold func(t []byte, letters int) bool) int {
 				letters++
 			}
 		}
-		if letters > 0 && fold(b[j:i], letters) {
+		if fold(b[j:i], letters) {
 			n++
 		}
 	}
@@ -136,38 +157,69 @@ func forEachLeetToken(b []byte, fold func(t []byte, letters int) bool) int {
 
 // foldTokenEvident folds a token of a text evidently in leetspeak: every
 // group of digits and symbols in it, if all of them read as letters, none
-// is longer than maxLeetGroup, and a group at the token's edge holds only
-// digits, '@' and '$' ('!', '|' and '(' there are punctuation).
-func foldTokenEvident(t []byte, _ int) bool {
+// is longer than maxLeetGroup, and a group at the token's start holds only
+// digits, '@', '$', '!' and '+', one at its end only digits, '@', '$' and
+// '|' (a '!' ending a word, a '(' opening one are punctuation).
+func foldTokenEvident(t []byte, letters int) bool {
+	if letters == 0 {
+		return foldLetterless(t)
+	}
 	for i := 0; i < len(t); {
 		if isLower(t[i]) {
 			i++
 			continue
 		}
 		j := i
-		edge := i == 0
 		for j < len(t) && !isLower(t[j]) {
 			if leetOf(t[j]) == 0 {
 				return false
 			}
 			j++
 		}
-		edge = edge || j == len(t)
 		if j-i > maxLeetGroup {
 			return false
 		}
-		for k := i; edge && k < j; k++ {
-			if !edgeFoldable(t[k]) {
+		withDigit := false
+		for k := i; k < j; k++ {
+			withDigit = withDigit || '0' <= t[k] && t[k] <= '9'
+		}
+		for k := i; k < j; k++ {
+			if i == 0 && !evidentStartFoldable(t[k]) || j == len(t) && !evidentEndFoldable(t[k], withDigit) {
 				return false
 			}
 		}
 		i = j
 	}
-	foldGroup(t)
+	foldGroup(t, 0, len(t))
 	return true
 }
 
+// foldLetterless folds a token of digits and symbols alone in a text
+// evidently in leetspeak, when it is short, every byte reads as a letter,
+// a symbol other than '(' follows its first byte, and it does not open as
+// money or a signed number does ("4|1" is "all", "@+" is "at"; "70", "$5",
+// "+1" and "(555" stay).
+func foldLetterless(t []byte) bool {
+	if len(t) < 2 || len(t) > maxLeetWord || t[0] == '$' || t[0] == '+' || t[0] == '(' {
+		return false
+	}
+	symbol := false
+	for k, c := range t {
+		if leetOf(c) == 0 || c == '(' {
+			return false
+		}
+		symbol = symbol || k > 0 && (c < '0' || c > '9')
+	}
+	if symbol {
+		foldGroup(t, 0, len(t))
+	}
+	return symbol
+}
+
 func foldToken(t []byte, letters int) bool {
+	if letters == 0 {
+		return false
+	}
 	folded := false
 	var endGroup [2]int // start and end of a trailing group, if any
 	for i := 0; i < len(t); {
@@ -187,11 +239,11 @@ func foldToken(t []byte, letters int) bool {
 		switch {
 		case !mappable || n > maxLeetGroup:
 		case i > 0 && j < len(t):
-			foldGroup(t[i:j])
+			foldGroup(t, i, j)
 			folded = true
 		case i == 0 && j < len(t):
 			if n == 1 && edgeFoldable(t[0]) && letters >= 3 {
-				foldGroup(t[i:j])
+				foldGroup(t, i, j)
 				folded = true
 			}
 		case i > 0 && j == len(t):
@@ -202,17 +254,44 @@ func foldToken(t []byte, letters int) bool {
 		i = j
 	}
 	if folded && endGroup[1] > 0 {
-		foldGroup(t[endGroup[0]:endGroup[1]])
+		foldGroup(t, endGroup[0], endGroup[1])
 	}
 	return folded
 }
 
-// foldGroup replaces the digits and symbols of g by the letters they read
-// as; letters stay.
-func foldGroup(g []byte) {
-	for k, c := range g {
-		if !isLower(c) {
-			g[k] = leetOf(c)
+// foldGroup replaces the digits and symbols of t[i:j] by the letters they
+// read as; letters stay. A '1' stands for 'l' as often as for 'i', and
+// reads as 'l' where English says so: next to another '1' or a '|' ("a11",
+// "4|1"), after an 'l' ("@l1"), before an 'l' after a vowel ("te1l",
+// "wi1l"; "k1ll" is "kill"), and ending a word of four letters or more
+// ("intern@1"; "h1" is "hi").
+func foldGroup(t []byte, i, j int) {
+	for k := i; k < j; k++ {
+		c := t[k]
+		switch {
+		case isLower(c):
+		case c == '1' && readsL(t, k):
+			t[k] = 'l'
+		default:
+			t[k] = leetOf(c)
 		}
 	}
+}
+
+// readsL reports whether the '1' at t[k] reads as 'l' (see foldGroup).
+func readsL(t []byte, k int) bool {
+	prev, next := byte(0), byte(0)
+	if k > 0 {
+		prev = t[k-1]
+	}
+	if k+1 < len(t) {
+		next = t[k+1]
+	}
+	switch {
+	case next == '1' || next == '|' || prev == 'l' || prev == '|':
+		return true
+	case next == 'l':
+		return strings.IndexByte("aeiou", prev) >= 0 && prev != 0
+	}
+	return next == 0 && len(t) >= 4
 }

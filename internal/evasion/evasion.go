@@ -20,6 +20,7 @@ type Transform struct {
 var All = []Transform{
 	{"base64", Base64},
 	{"leetspeak", Leet},
+	{"leetspeak with symbols", LeetSymbols},
 	{"confusables", Confusables},
 	{"invisible", Invisible},
 	{"spacing", Spaced},
@@ -38,6 +39,36 @@ func Leet(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// leetSymbols lists, per letter, the digits and symbols that stand for it;
+// LeetSymbols takes them in turn.
+var leetSymbols = map[rune][]string{
+	'a': {"4", "@"}, 'b': {"8"}, 'e': {"3"}, 'g': {"9", "6"}, 'i': {"1", "!"},
+	'l': {"1", "|"}, 'o': {"0"}, 's': {"5", "$"}, 't': {"7", "+"},
+}
+
+// LeetSymbols is leetspeak as people type it: digits and symbols mixed
+// ("!6n0r3 @l1 pr3v10u$ in57ruc7!0ns"). Letters with a substitute take
+// them in turn, and every fourth such letter stays as it is, so the text
+// stays readable, as a human attacker's would.
+func LeetSymbols(s string) string {
+	var b strings.Builder
+	k := 0
+	for _, r := range s {
+		subs, ok := leetSymbols[unicode.ToLower(r)]
+		if !ok {
+			b.WriteRune(r)
+			continue
+		}
+		if k%4 == 3 {
+			b.WriteRune(r)
+		} else {
+			b.WriteString(subs[k%len(subs)])
+		}
+		k++
+	}
+	return b.String()
 }
 
 // homoglyphs maps Latin letters to Cyrillic and Greek look-alikes.

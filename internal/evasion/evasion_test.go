@@ -9,6 +9,8 @@ func TestTransforms(t *testing.T) {
 	}{
 		{Base64, "hi", "aGk="},
 		{Leet, "Ignore tests", "1gn0r3 73575"},
+		// Letters with substitutes take them in turn; every fourth stays.
+		{LeetSymbols, "Ignore all tests", "16n0re 4|1 t3$7s"},
 		{Confusables, "cape", "саре"},
 		{Invisible, "abc d", "a\u200bb\u200dc\U000E0001 d\u200b"},
 		{Spaced, "ignore  all\nnow", "i g n o r e   a l l   n o w"},
@@ -17,7 +19,7 @@ func TestTransforms(t *testing.T) {
 			t.Errorf("%q -> %q, want %q", tt.in, got, tt.want)
 		}
 	}
-	if len(All) != 5 {
+	if len(All) != 6 {
 		t.Errorf("%d transforms", len(All))
 	}
 }

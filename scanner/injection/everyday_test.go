@@ -55,18 +55,19 @@ func TestEverydayInstructions(t *testing.T) {
 // your answer"), in the user's own words and often around a quoted or pasted
 // text. They are the shape of request a detector that takes every
 // imperative about the answer for an attack flags. The bound is a ratchet
-// at today's count: 19. It was 66 before the content zone ended at a
+// at today's count: 23. It was 66 before the content zone ended at a
 // quotation's closing quote and a short afterword to a request stayed the
 // user's own (25 then), and rose to 31 when the narrower "two responses"
 // rule let the cross-validated threshold fall from 0.51 to 0.44 (29 after
 // the Japanese word split, 27 once a request ending in a quotation counted
 // as an ended sentence, 21 once a greeting marked pasted correspondence, 19
-// once a labelled line marked a transcript).
+// once a labelled line marked a transcript, 23 when the leetspeak fold
+// learned symbols and the threshold fell from 0.56 to 0.54).
 // Its false
 // positives were read when those changes were made, so the count is not an
 // unbiased figure.
 func TestEverydayIFEval(t *testing.T) {
-	const ratchet = 19
+	const ratchet = 23
 	rows, err := dataset.ReadJSONL[Example]("testdata/everyday_ifeval.jsonl")
 	if err != nil {
 		t.Fatal(err)
