@@ -452,10 +452,12 @@ func inURLAt(s string, i int) bool {
 }
 
 // matchCLIPassword finds the password of a command line that passes a user
-// and a password as short flags: "-u admin -p s3cr3t!" (PsExec and many
-// other tools), "-u root -pS3cret" (mysql). A value without a digit or a
-// symbol is left alone: after "-p" it is as often the next argument
-// ("mysql -u root -p mydb" prompts for the password).
+// and a password as short flags: "-u admin -p s3cr3t!", "-u Administrator
+// -p braksha" (PsExec, docker login, az login and many other tools),
+// "-u root -pS3cret" (mysql). The MySQL and MariaDB clients take the
+// password glued to "-p" and prompt for it otherwise, so after "mysql -u
+// root -p" the next word is the database: there a value without a digit
+// or a symbol is left alone.
 func matchCLIPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 	if ks > 0 && s[ks-1] != ' ' && s[ks-1] != '\t' {
 		return 0, 0, false
@@ -475,10 +477,25 @@ func matchCLIPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 		e++
 	}
 	v := s[k:e]
-	if len(v) < 4 || v[0] == '-' || v[0] == '%' || !hasDigitOrSymbol(v) || isPort(v) || notLiteral(assignment{key: "p"}, v) {
+	if len(v) < 4 || v[0] == '-' || v[0] == '%' || isPort(v) || notLiteral(assignment{key: "p"}, v) {
+		return 0, 0, false
+	}
+	if !hasDigitOrSymbol(v) && mysqlCommand(s, ks) {
 		return 0, 0, false
 	}
 	return k, e, true
+}
+
+// mysqlCommand reports whether the command whose flag starts at ks runs a
+// MySQL or MariaDB client (mysql, mysqldump, mariadb-dump, possibly after
+// sudo or docker exec): the words from the start of the command to ks
+// name one.
+func mysqlCommand(s string, ks int) bool {
+	start := ks
+	for start > 0 && ks-start < 256 && strings.IndexByte("\n\"'`;|&(", s[start-1]) < 0 {
+		start--
+	}
+	return containsFold(s[start:ks], "mysql") || containsFold(s[start:ks], "mariadb")
 }
 
 // isPort reports a port or a port mapping ("8080", "8080:80", "127.0.0.1:5432").
@@ -515,6 +532,107 @@ func idPrefixed(v string) bool {
 		if isSeparator(v[i]) || v[i] == ':' {
 			return isIDPrefix(v[:i])
 		}
+	}
+	return false
+}
+
+// matchB64JSON finds a base64-encoded JSON object ("eyJ" encodes `{"`)
+// that carries a random string value: a key that wraps its secret in
+// JSON before encoding it (Grafana's "eyJrIjoi...", a Kubernetes
+// .dockerconfigjson, a session blob). Encoded JSON without a random
+// value (a JWT header, a cursor of small numbers and names) is left
+// alone, and so is "eyJ" inside a longer base64 run.
+func matchB64JSON(s string, ks, ke int, th float64) (int, int, bool) {
+	if s[ks:ke] != "eyJ" || ks > 0 && b64Value[s[ks-1]] >= 0 {
+		return 0, 0, false
+	}
+	e := ks
+	for e < len(s) && e-ks < maxB64JSON && b64Value[s[e]] >= 0 {
+		e++
+	}
+	n := e - ks
+	for e < len(s) && e-ks-n < 2 && s[e] == '=' {
+		e++
+	}
+	if n < minB64JSON {
+		return 0, 0, false
+	}
+	var buf [maxB64JSON * 3 / 4]byte
+	if !jsonRandomValue(decodeB64(buf[:], s[ks:ks+n]), th) {
+		return 0, 0, false
+	}
+	return ks, e, true
+}
+
+// minB64JSON is the shortest run examined: `{"k":"` and a 16-byte value
+// take 32 characters, and a key worth the name is longer. maxB64JSON
+// bounds what is decoded (and so the run reported).
+const (
+	minB64JSON = 40
+	maxB64JSON = 1024
+)
+
+// b64Value maps both base64 alphabets (standard and URL-safe) to their
+// six-bit values, and every other byte to -1.
+var b64Value = func() (t [256]int8) {
+	for c := range t {
+		t[c] = -1
+	}
+	const std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	for i := 0; i < len(std); i++ {
+		t[std[i]] = int8(i)
+	}
+	t['+'], t['-'] = 62, 62
+	t['/'], t['_'] = 63, 63
+	return t
+}()
+
+// decodeB64 decodes src, a run of b64Value bytes without padding, into
+// dst and returns the bytes written; a trailing partial byte is dropped.
+func decodeB64(dst []byte, src string) []byte {
+	var acc uint32
+	bits, n := 0, 0
+	for i := 0; i < len(src) && n < len(dst); i++ {
+		acc = acc<<6 | uint32(b64Value[src[i]])
+		if bits += 6; bits >= 8 {
+			bits -= 8
+			dst[n] = byte(acc >> bits)
+			n++
+		}
+	}
+	return dst[:n]
+}
+
+// jsonRandomValue reports whether the JSON text d (possibly cut short)
+// has a string value, not a key, that looksRandom: 16 bytes or more and
+// not an identifier's prefixed id.
+func jsonRandomValue(d []byte, th float64) bool {
+	if len(d) < 2 || d[0] != '{' {
+		return false
+	}
+	for i := 1; i < len(d); i++ {
+		if d[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(d) && d[j] != '"' {
+			if d[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(d) {
+			return false
+		}
+		v := string(d[i+1 : j])
+		k := j + 1
+		for k < len(d) && (d[k] == ' ' || d[k] == '\n' || d[k] == '\t' || d[k] == '\r') {
+			k++
+		}
+		if (k >= len(d) || d[k] != ':') && len(v) >= 16 && looksRandom(v, th) && !idPrefixed(v) {
+			return true
+		}
+		i = j
 	}
 	return false
 }

@@ -88,7 +88,8 @@ var derivedFrom = map[string][]string{
 	"password-hash-crypt": {"pwhash"}, "password-hash-krb5": {"krb5"}, "psexec": {"psexec"},
 	"vmware-viserver": {"vmware"}, "netrc": {"netrc"}, "curl-user": {"http"},
 	"dotnet-network-credential": {"generic"}, "dotnet-directory-entry": {"generic"},
-	"generic-crypt-hash": {"pwhash", "krb5"}, "generic-cli-password": {"psexec"}, "generic-credential-call": {"generic"},
+	"generic-crypt-hash": {"pwhash", "krb5"}, "generic-chosen-secret": {"generic", "jwt"},
+	"generic-b64-json": {"grafana"}, "generic-cli-password": {"psexec"}, "generic-credential-call": {"generic"},
 }
 
 // formatFamilies are the families whose rules implement a format shared
@@ -118,6 +119,12 @@ var genericRules = []string{
 	"generic-credential-call",
 	"connection-uri", "url-credentials", "odbc-password", "http-bearer", "http-basic", "http-auth-scheme",
 	"curl-user", "netrc",
+	// A quoted literal assigned to or compared with a name ending in
+	// "secret": people choose such values as they choose passwords.
+	"generic-chosen-secret",
+	// Base64 of a JSON object holding a random value: keys that wrap
+	// their secret in JSON, of any issuer.
+	"generic-b64-json",
 }
 
 // TestProvenanceComplete keeps the leave-rules-out figures honest: a rule
