@@ -489,10 +489,11 @@ func matchCLIPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 // mysqlCommand reports whether the command whose flag starts at ks runs a
 // MySQL or MariaDB client (mysql, mysqldump, mariadb-dump, possibly after
 // sudo or docker exec): the words from the start of the command to ks
-// name one.
+// name one. It reads at most 64 bytes back, within what a stream keeps
+// (see lookbehind).
 func mysqlCommand(s string, ks int) bool {
 	start := ks
-	for start > 0 && ks-start < 256 && strings.IndexByte("\n\"'`;|&(", s[start-1]) < 0 {
+	for start > 0 && ks-start < 64 && strings.IndexByte("\n\"'`;|&(", s[start-1]) < 0 {
 		start--
 	}
 	return containsFold(s[start:ks], "mysql") || containsFold(s[start:ks], "mariadb")
@@ -635,4 +636,106 @@ func jsonRandomValue(d []byte, th float64) bool {
 		i = j
 	}
 	return false
+}
+
+// matchConnectionCall finds the password passed, as the third string
+// literal, to a call whose first argument is a connection URI of a
+// database, directory or broker (see connectionSchemes): the (uri, user,
+// password) signature of JDBC's DriverManager.getConnection, .NET's
+// DirectoryEntry and many drivers' connect. Other arguments may follow.
+// The password must have a digit or a symbol: a word there is as often a
+// database or collection name ("mongodb://...", "shop", "orders").
+func matchConnectionCall(s string, ks, _ int, _ float64) (int, int, bool) {
+	_, vs, ve, st := connectionCall(s, ks)
+	if st != callFound {
+		return 0, 0, false
+	}
+	v := s[vs:ve]
+	if len(v) < 4 || !hasDigitOrSymbol(v) || !literalPassword(v) {
+		return 0, 0, false
+	}
+	return vs, ve, true
+}
+
+// callState is how far connectionCall got.
+type callState int
+
+const (
+	callNone  callState = iota // not a (uri, user, password) call
+	callOpen                   // the text ended before it could tell
+	callFound                  // the third argument is at [vs, ve)
+)
+
+// connectionCall reads `(` "<scheme>://..." `,` "<user>" `,` "<password>"
+// then `)` or `,`, around the "://" at ks. It returns where the scheme
+// starts, the third argument's span, and how far it got.
+func connectionCall(s string, ks int) (ss, vs, ve int, st callState) {
+	ss = ks
+	for ss > 0 && ks-ss < 32 && (isWordByte(s[ss-1]) || s[ss-1] == '+' || s[ss-1] == ':' || s[ss-1] == '-' || s[ss-1] == '.') {
+		ss--
+	}
+	if ss == ks || ss < 2 || !isQuote(s[ss-1]) || !isConnectionScheme(lowerASCII(s[ss:ks])) {
+		return ss, 0, 0, callNone
+	}
+	q := s[ss-1]
+	if b := skipSpacesBack(s, ss-1); b == 0 || s[b-1] != '(' {
+		return ss, 0, 0, callNone
+	}
+	e := strings.IndexByte(s[ks:min(len(s), ks+512)], q)
+	if e < 0 {
+		if len(s)-ks < 512 {
+			return ss, 0, 0, callOpen
+		}
+		return ss, 0, 0, callNone
+	}
+	i := ks + e + 1
+	for arg := 0; arg < 2; arg++ {
+		if i = skipBlank(s, i); i >= len(s) {
+			return ss, 0, 0, callOpen
+		}
+		if s[i] != ',' {
+			return ss, 0, 0, callNone
+		}
+		if i = skipBlank(s, i+1); i >= len(s) {
+			return ss, 0, 0, callOpen
+		}
+		if s[i] != q {
+			return ss, 0, 0, callNone
+		}
+		j := i + 1
+		for j < len(s) && j-i < 256 && s[j] != q && s[j] != '\n' {
+			j++
+		}
+		if j >= len(s) {
+			return ss, 0, 0, callOpen
+		}
+		if s[j] != q {
+			return ss, 0, 0, callNone
+		}
+		vs, ve, i = i+1, j, j+1
+	}
+	if i = skipBlank(s, i); i >= len(s) {
+		return ss, 0, 0, callOpen
+	}
+	if s[i] != ')' && s[i] != ',' {
+		return ss, 0, 0, callNone
+	}
+	return ss, vs, ve, callFound
+}
+
+// skipBlank skips spaces, tabs and line breaks, as between the arguments
+// of a call wrapped over lines.
+func skipBlank(s string, i int) int {
+	for n := 0; i < len(s) && n < 64 && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'); n++ {
+		i++
+	}
+	return i
+}
+
+// skipSpacesBack returns the start of the spaces and tabs that end at i.
+func skipSpacesBack(s string, i int) int {
+	for n := 0; i > 0 && n < 40 && (s[i-1] == ' ' || s[i-1] == '\t'); n++ {
+		i--
+	}
+	return i
 }

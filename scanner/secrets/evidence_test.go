@@ -55,6 +55,9 @@ func TestGenericEvidence(t *testing.T) {
 		// MySQL client.
 		{"cli password of letters", `system("acmeexec \\\\10.0.0.7 -u Administrator -p braquemart shutdown")`, "braquemart"},
 		{"docker login password", "docker login -u deploy -p letmein registry.acme.test", "letmein"},
+		// A connection URI, a user and a password passed to one call.
+		{"jdbc connect", `Connection c = DriverManager.getConnection("jdbc:mysql://db.acme.test/app", "svc", "Wint3r!2024");`, "Wint3r!2024"},
+		{"ldap entry over lines", "var e = new DirectoryEntry(\"LDAP://dc.acme.test\",\n    \"svc@acme.test\",\n    \"Acme2024\", AuthenticationTypes.Secure);", "Acme2024"},
 		// Base64 of a JSON object holding a random value.
 		{"base64 json key", `client = AcmeClient("` + b64JSONKey + `", host=h)`, b64JSONKey},
 
@@ -123,6 +126,11 @@ func TestGenericEvidence(t *testing.T) {
 		{"secret format regexp", `secret: "^[A-Za-z0-9_\\-]{32,64}$|^[0-9a-f]{8}-[0-9a-f]{4}$"`, ""},
 		{"mysql after sudo", "sudo mysql -u root -p appdb", ""},
 		{"mariadb in docker", "docker exec -it db mariadb -u root -p shop", ""},
+		{"connect with database and collection", `client.connect("mongodb://db.acme.test", "shop", "orders")`, ""},
+		{"connect with variables", `DriverManager.getConnection("jdbc:mysql://db/app", user, password)`, ""},
+		{"connect with env password", `DriverManager.getConnection("jdbc:mysql://db/app", "svc", System.getenv("DB_PW"))`, ""},
+		{"connect with template", `DriverManager.getConnection("jdbc:mysql://db/app", "svc", "${DB_PASSWORD}")`, ""},
+		{"http call with three literals", `request("https://api.acme.test/v1", "POST", "application/json")`, ""},
 		{"jwt header alone", "header eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9 then", ""},
 		{"base64 json cursor", "next=eyJwYWdlIjoyLCJzb3J0IjoibmFtZSIsIm9yZGVyIjoiYXNjIn0", ""},
 		{"eyJ inside a base64 run", "data:AAAAeyJrIjoiY21sM1JRYjB6RnVYSTNLenRWQkFEaWN2bXI2V202U2IiLCJuIjoiYSJ9", ""},

@@ -696,14 +696,18 @@ func uriCredentials(s string, ks int) (int, int, bool, bool) {
 	case "password", "pass", "passwd", "pwd", "<password>", "xxx", "xxxx", "xxxxxx", "****", "******":
 		return 0, 0, false, false
 	}
-	conn := false
+	return ps, pe, isConnectionScheme(scheme), true
+}
+
+// isConnectionScheme reports a lower-case scheme of connectionSchemes,
+// alone or after a prefix ("jdbc:mysql").
+func isConnectionScheme(scheme string) bool {
 	for _, c := range connectionSchemes {
 		if scheme == c || strings.HasSuffix(scheme, ":"+c) {
-			conn = true
-			break
+			return true
 		}
 	}
-	return ps, pe, conn, true
+	return false
 }
 
 // matchURI matches credentials in URIs of connection-string schemes (conn)

@@ -89,7 +89,7 @@ var derivedFrom = map[string][]string{
 	"vmware-viserver": {"vmware"}, "netrc": {"netrc"}, "curl-user": {"http"},
 	"dotnet-network-credential": {"generic"}, "dotnet-directory-entry": {"generic"},
 	"generic-crypt-hash": {"pwhash", "krb5"}, "generic-chosen-secret": {"generic", "jwt"},
-	"generic-b64-json": {"grafana"}, "generic-cli-password": {"psexec"}, "generic-credential-call": {"generic"},
+	"generic-b64-json": {"grafana"}, "generic-connection-call": {"generic"}, "generic-cli-password": {"psexec"}, "generic-credential-call": {"generic"},
 }
 
 // formatFamilies are the families whose rules implement a format shared
@@ -125,6 +125,9 @@ var genericRules = []string{
 	// Base64 of a JSON object holding a random value: keys that wrap
 	// their secret in JSON, of any issuer.
 	"generic-b64-json",
+	// The password of a (connection URI, user, password) call: JDBC,
+	// LDAP and driver connects of any vendor.
+	"generic-connection-call",
 }
 
 // TestProvenanceComplete keeps the leave-rules-out figures honest: a rule
