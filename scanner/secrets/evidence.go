@@ -606,11 +606,14 @@ func decodeB64(dst []byte, src string) []byte {
 
 // jsonRandomValue reports whether the JSON text d (possibly cut short)
 // has a string value, not a key, that looksRandom: 16 bytes or more and
-// not an identifier's prefixed id.
+// not an identifier's prefixed id. A JOSE header (it names an "alg") is
+// left to the JWT rule: its random values are key ids and salts. So are
+// values under names that say they are not secret (see notSecretKey).
 func jsonRandomValue(d []byte, th float64) bool {
-	if len(d) < 2 || d[0] != '{' {
+	if len(d) < 2 || d[0] != '{' || containsBytes(d, `"alg"`) {
 		return false
 	}
+	key := ""
 	for i := 1; i < len(d); i++ {
 		if d[i] != '"' {
 			continue
@@ -630,12 +633,24 @@ func jsonRandomValue(d []byte, th float64) bool {
 		for k < len(d) && (d[k] == ' ' || d[k] == '\n' || d[k] == '\t' || d[k] == '\r') {
 			k++
 		}
-		if (k >= len(d) || d[k] != ':') && len(v) >= 16 && looksRandom(v, th) && !idPrefixed(v) {
+		if k < len(d) && d[k] == ':' {
+			key = v
+		} else if len(v) >= 16 && !notSecretKey(key) && looksRandom(v, th) && !idPrefixed(v) {
 			return true
 		}
 		i = j
 	}
 	return false
+}
+
+// notSecretKey reports a JSON name whose value is public by design: an
+// id or a reference (see isReferenceName), a salt, a nonce, an IV.
+func notSecretKey(key string) bool {
+	switch lowerASCII(key) {
+	case "id", "kid", "jti", "sub", "iss", "aud", "salt", "nonce", "iv", "p2s":
+		return true
+	}
+	return isReferenceName(key)
 }
 
 // matchConnectionCall finds the password passed, as the third string

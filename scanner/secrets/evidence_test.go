@@ -14,6 +14,9 @@ import (
 func TestGenericEvidence(t *testing.T) {
 	// b64JSONKey is base64 of {"k":"Rq7Lm2Xv9Tt4Wb7Yc3Nd6Pf1Kh5Js0Ga","n":"ci"}.
 	b64JSONKey := base64.StdEncoding.EncodeToString([]byte(`{"k":"Rq7Lm2Xv9Tt4Wb7Yc3Nd6Pf1Kh5Js0Ga","n":"ci"}`))
+	// jweHeader is a JOSE header whose random values are a key id and a
+	// PBES2 salt, both public.
+	jweHeader := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"PBES2-HS256+A128KW","enc":"A256GCM","kid":"Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1","p2s":"f5oteQKho9yx2d-HiLf-9A"}`))
 	const tok = "Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0Ga" // 32 mixed-case, digits
 	tests := []struct{ name, text, want string }{  // want: the secret, "" for clean
 		// A credential-named key or word labels the value, in any syntax.
@@ -131,6 +134,9 @@ func TestGenericEvidence(t *testing.T) {
 		{"connect with env password", `DriverManager.getConnection("jdbc:mysql://db/app", "svc", System.getenv("DB_PW"))`, ""},
 		{"connect with template", `DriverManager.getConnection("jdbc:mysql://db/app", "svc", "${DB_PASSWORD}")`, ""},
 		{"http call with three literals", `request("https://api.acme.test/v1", "POST", "application/json")`, ""},
+		{"go struct tag after a secret type", "\tSecrets []*Secret `json:\"secrets,omitempty\"`", ""},
+		{"secret manager path", "pass a Secret Manager secret: `projects/*/secrets/*/versions/*`", ""},
+		{"jwe header with salt and key id", `"protected": "` + jweHeader + `"`, ""},
 		{"jwt header alone", "header eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9 then", ""},
 		{"base64 json cursor", "next=eyJwYWdlIjoyLCJzb3J0IjoibmFtZSIsIm9yZGVyIjoiYXNjIn0", ""},
 		{"eyJ inside a base64 run", "data:AAAAeyJrIjoiY21sM1JRYjB6RnVYSTNLenRWQkFEaWN2bXI2V202U2IiLCJuIjoiYSJ9", ""},

@@ -445,7 +445,9 @@ func matchChosenSecret(s string, ks, ke int, _ float64) (int, int, bool) {
 		return 0, 0, false
 	}
 	a, ok := parseAssignment(s, ks, ke)
-	if !ok || !a.quoted || len(a.key) < 6 || !strings.EqualFold(a.key[len(a.key)-6:], "secret") {
+	if !ok || !a.quoted || a.op == "" || a.op == "is" || len(a.key) < 6 || !strings.EqualFold(a.key[len(a.key)-6:], "secret") {
+		// Without an operator, `Secret "..."` is a type before a Go
+		// struct tag or a word before a quotation.
 		return 0, 0, false
 	}
 	v := s[a.vs:a.ve]
@@ -459,7 +461,8 @@ func matchChosenSecret(s string, ks, ke int, _ float64) (int, int, bool) {
 	case "==", "===", "!=", "!==":
 		return a.vs, a.ve, true
 	}
-	if codeName(v) || !hasDigitOrSymbol(v) {
+	// A name from code, or a path ("projects/*/secrets/*/versions/*").
+	if codeName(v) || strings.Count(v, "/") > 1 || !hasDigitOrSymbol(v) {
 		return 0, 0, false
 	}
 	return a.vs, a.ve, true
