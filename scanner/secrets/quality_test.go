@@ -154,18 +154,25 @@ func TestProvenanceComplete(t *testing.T) {
 // rule written for it removed and the generic evidence kept, pinned at
 // the measured figures so that a change that loses generality fails.
 // Without its rule, a provider's token is caught when a credential word
-// labels it, when it has a provider's prefixed shape, or when it sits in
-// a webhook URL or a connection string. Not caught: identifiers that are
-// not credentials (ARNs, account ids, bucket and shop names, client ids,
-// user names: 26 rows), placeholders and references the upstream lists
-// as examples (AKIADEADBEEFDEADBEEF, "aaaa...", "password", $ESXipass),
-// and bare tokens with nothing around them (Telegram, Salesforce, NuGet,
-// a bare JWT).
+// labels it, when it has a provider's prefixed shape, when it sits in a
+// webhook URL or a connection string, or when it is base64 JSON holding
+// a random value. Not caught: identifiers that are not credentials (ARNs,
+// account ids, bucket and shop names, client ids, user names: 26 rows);
+// placeholders and references the upstream lists as examples
+// (AKIADEADBEEFDEADBEEF, "aaaa...", "password", "secret", "######",
+// $ESXipass, %nothing%, the counting "abcdef.1234567890abcdef": 16 rows),
+// which must stay unflagged; bare tokens with nothing around them
+// (Telegram, Salesforce, NuGet, Azure DevOps, a bare JWT, an AIza key in
+// an HTML attribute); a UUID or hex value under a provider's or an _ID
+// name (Postmark, Code Climate) or a Jenkins crumb header; and Twitch's
+// "live_<account number>_<random>", whose upstream near miss differs
+// only in the random part's length (25 bytes against 30), so a shape
+// rule would flag both.
 const (
-	minProviderRecall   = 0.81 // provider families
-	minFormatRecall     = 0.83 // format families
-	minAllRecall        = 0.82 // all rows
-	minCredentialRecall = 0.88 // all rows but identifier-only positives
+	minProviderRecall   = 0.82 // provider families
+	minFormatRecall     = 0.88 // format families
+	minAllRecall        = 0.84 // all rows
+	minCredentialRecall = 0.91 // all rows but identifier-only positives
 	// With the generic rules written from a format family removed from
 	// that family's folds as well.
 	minStrictAllRecall = 0.70
