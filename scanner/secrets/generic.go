@@ -384,7 +384,7 @@ func matchPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 		return 0, 0, false
 	}
 	v := s[a.vs:a.ve]
-	if a.quoted && randomPrintable(v) {
+	if a.quoted && a.op != "" && randomPrintable(v) {
 		return a.vs, a.ve, true
 	}
 	if len(v) < 4 || notLiteral(a, v) {

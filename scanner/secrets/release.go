@@ -376,7 +376,9 @@ var _ scanner.Holder = (*Scanner)(nil)
 // credential word, whose word is released as prose: the token may start
 // nearWindow bytes after the word's end, the word is up to 11 bytes long
 // ("private key"), and the words before it that make it a public key's
-// are read up to 64 bytes back.
+// are read up to 64 bytes back. Less far reach the connection-call rule
+// (the scheme, quote, spaces and parenthesis before "://": 74 bytes) and
+// the command-line rule (the command before "-u ": 64 bytes).
 const lookbehind = nearWindow + 11 + 64 + 5
 
 // Lookbehind implements scanner.Lookbehinder.
