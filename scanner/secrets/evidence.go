@@ -452,10 +452,12 @@ func inURLAt(s string, i int) bool {
 }
 
 // matchCLIPassword finds the password of a command line that passes a user
-// and a password as short flags: "-u admin -p s3cr3t!" (PsExec and many
-// other tools), "-u root -pS3cret" (mysql). A value without a digit or a
-// symbol is left alone: after "-p" it is as often the next argument
-// ("mysql -u root -p mydb" prompts for the password).
+// and a password as short flags: "-u admin -p s3cr3t!", "-u Administrator
+// -p braksha" (PsExec, docker login, az login and many other tools),
+// "-u root -pS3cret" (mysql). The MySQL and MariaDB clients take the
+// password glued to "-p" and prompt for it otherwise, so after "mysql -u
+// root -p" the next word is the database: there a value without a digit
+// or a symbol is left alone.
 func matchCLIPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 	if ks > 0 && s[ks-1] != ' ' && s[ks-1] != '\t' {
 		return 0, 0, false
@@ -475,10 +477,26 @@ func matchCLIPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 		e++
 	}
 	v := s[k:e]
-	if len(v) < 4 || v[0] == '-' || v[0] == '%' || !hasDigitOrSymbol(v) || isPort(v) || notLiteral(assignment{key: "p"}, v) {
+	if len(v) < 4 || v[0] == '-' || v[0] == '%' || isPort(v) || notLiteral(assignment{key: "p"}, v) {
+		return 0, 0, false
+	}
+	if !hasDigitOrSymbol(v) && mysqlCommand(s, ks) {
 		return 0, 0, false
 	}
 	return k, e, true
+}
+
+// mysqlCommand reports whether the command whose flag starts at ks runs a
+// MySQL or MariaDB client (mysql, mysqldump, mariadb-dump, possibly after
+// sudo or docker exec): the words from the start of the command to ks
+// name one. It reads at most 64 bytes back, within what a stream keeps
+// (see lookbehind).
+func mysqlCommand(s string, ks int) bool {
+	start := ks
+	for start > 0 && ks-start < 64 && strings.IndexByte("\n\"'`;|&(", s[start-1]) < 0 {
+		start--
+	}
+	return containsFold(s[start:ks], "mysql") || containsFold(s[start:ks], "mariadb")
 }
 
 // isPort reports a port or a port mapping ("8080", "8080:80", "127.0.0.1:5432").
@@ -517,4 +535,222 @@ func idPrefixed(v string) bool {
 		}
 	}
 	return false
+}
+
+// matchB64JSON finds a base64-encoded JSON object ("eyJ" encodes `{"`)
+// that carries a random string value: a key that wraps its secret in
+// JSON before encoding it (Grafana's "eyJrIjoi...", a Kubernetes
+// .dockerconfigjson, a session blob). Encoded JSON without a random
+// value (a JWT header, a cursor of small numbers and names) is left
+// alone, and so is "eyJ" inside a longer base64 run.
+func matchB64JSON(s string, ks, ke int, th float64) (int, int, bool) {
+	if s[ks:ke] != "eyJ" || ks > 0 && b64Value[s[ks-1]] >= 0 {
+		return 0, 0, false
+	}
+	e := ks
+	for e < len(s) && e-ks < maxB64JSON && b64Value[s[e]] >= 0 {
+		e++
+	}
+	n := e - ks
+	for e < len(s) && e-ks-n < 2 && s[e] == '=' {
+		e++
+	}
+	if n < minB64JSON {
+		return 0, 0, false
+	}
+	var buf [maxB64JSON * 3 / 4]byte
+	if !jsonRandomValue(decodeB64(buf[:], s[ks:ks+n]), th) {
+		return 0, 0, false
+	}
+	return ks, e, true
+}
+
+// minB64JSON is the shortest run examined: `{"k":"` and a 16-byte value
+// take 32 characters, and a key worth the name is longer. maxB64JSON
+// bounds what is decoded (and so the run reported).
+const (
+	minB64JSON = 40
+	maxB64JSON = 1024
+)
+
+// b64Value maps both base64 alphabets (standard and URL-safe) to their
+// six-bit values, and every other byte to -1.
+var b64Value = func() (t [256]int8) {
+	for c := range t {
+		t[c] = -1
+	}
+	const std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	for i := 0; i < len(std); i++ {
+		t[std[i]] = int8(i)
+	}
+	t['+'], t['-'] = 62, 62
+	t['/'], t['_'] = 63, 63
+	return t
+}()
+
+// decodeB64 decodes src, a run of b64Value bytes without padding, into
+// dst and returns the bytes written; a trailing partial byte is dropped.
+func decodeB64(dst []byte, src string) []byte {
+	var acc uint32
+	bits, n := 0, 0
+	for i := 0; i < len(src) && n < len(dst); i++ {
+		acc = acc<<6 | uint32(b64Value[src[i]])
+		if bits += 6; bits >= 8 {
+			bits -= 8
+			dst[n] = byte(acc >> bits)
+			n++
+		}
+	}
+	return dst[:n]
+}
+
+// jsonRandomValue reports whether the JSON text d (possibly cut short)
+// has a string value, not a key, that looksRandom: 16 bytes or more and
+// not an identifier's prefixed id. A JOSE header (it names an "alg") is
+// left to the JWT rule: its random values are key ids and salts. So are
+// values under names that say they are not secret (see notSecretKey).
+func jsonRandomValue(d []byte, th float64) bool {
+	if len(d) < 2 || d[0] != '{' || containsBytes(d, `"alg"`) {
+		return false
+	}
+	key := ""
+	for i := 1; i < len(d); i++ {
+		if d[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(d) && d[j] != '"' {
+			if d[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(d) {
+			return false
+		}
+		v := string(d[i+1 : j])
+		k := j + 1
+		for k < len(d) && (d[k] == ' ' || d[k] == '\n' || d[k] == '\t' || d[k] == '\r') {
+			k++
+		}
+		if k < len(d) && d[k] == ':' {
+			key = v
+		} else if len(v) >= 16 && !notSecretKey(key) && looksRandom(v, th) && !idPrefixed(v) {
+			return true
+		}
+		i = j
+	}
+	return false
+}
+
+// notSecretKey reports a JSON name whose value is public by design: an
+// id or a reference (see isReferenceName), a salt, a nonce, an IV.
+func notSecretKey(key string) bool {
+	switch lowerASCII(key) {
+	case "id", "kid", "jti", "sub", "iss", "aud", "salt", "nonce", "iv", "p2s":
+		return true
+	}
+	return isReferenceName(key)
+}
+
+// matchConnectionCall finds the password passed, as the third string
+// literal, to a call whose first argument is a connection URI of a
+// database, directory or broker (see connectionSchemes): the (uri, user,
+// password) signature of JDBC's DriverManager.getConnection, .NET's
+// DirectoryEntry and many drivers' connect. Other arguments may follow.
+// The password must have a digit or a symbol: a word there is as often a
+// database or collection name ("mongodb://...", "shop", "orders").
+func matchConnectionCall(s string, ks, _ int, _ float64) (int, int, bool) {
+	_, vs, ve, st := connectionCall(s, ks)
+	if st != callFound {
+		return 0, 0, false
+	}
+	v := s[vs:ve]
+	if len(v) < 4 || !hasDigitOrSymbol(v) || !literalPassword(v) {
+		return 0, 0, false
+	}
+	return vs, ve, true
+}
+
+// callState is how far connectionCall got.
+type callState int
+
+const (
+	callNone  callState = iota // not a (uri, user, password) call
+	callOpen                   // the text ended before it could tell
+	callFound                  // the third argument is at [vs, ve)
+)
+
+// connectionCall reads `(` "<scheme>://..." `,` "<user>" `,` "<password>"
+// then `)` or `,`, around the "://" at ks. It returns where the scheme
+// starts, the third argument's span, and how far it got.
+func connectionCall(s string, ks int) (ss, vs, ve int, st callState) {
+	ss = ks
+	for ss > 0 && ks-ss < 32 && (isWordByte(s[ss-1]) || s[ss-1] == '+' || s[ss-1] == ':' || s[ss-1] == '-' || s[ss-1] == '.') {
+		ss--
+	}
+	if ss == ks || ss < 2 || !isQuote(s[ss-1]) || !isConnectionScheme(lowerASCII(s[ss:ks])) {
+		return ss, 0, 0, callNone
+	}
+	q := s[ss-1]
+	if b := skipSpacesBack(s, ss-1); b == 0 || s[b-1] != '(' {
+		return ss, 0, 0, callNone
+	}
+	e := strings.IndexByte(s[ks:min(len(s), ks+512)], q)
+	if e < 0 {
+		if len(s)-ks < 512 {
+			return ss, 0, 0, callOpen
+		}
+		return ss, 0, 0, callNone
+	}
+	i := ks + e + 1
+	for arg := 0; arg < 2; arg++ {
+		if i = skipBlank(s, i); i >= len(s) {
+			return ss, 0, 0, callOpen
+		}
+		if s[i] != ',' {
+			return ss, 0, 0, callNone
+		}
+		if i = skipBlank(s, i+1); i >= len(s) {
+			return ss, 0, 0, callOpen
+		}
+		if s[i] != q {
+			return ss, 0, 0, callNone
+		}
+		j := i + 1
+		for j < len(s) && j-i < 256 && s[j] != q && s[j] != '\n' {
+			j++
+		}
+		if j >= len(s) {
+			return ss, 0, 0, callOpen
+		}
+		if s[j] != q {
+			return ss, 0, 0, callNone
+		}
+		vs, ve, i = i+1, j, j+1
+	}
+	if i = skipBlank(s, i); i >= len(s) {
+		return ss, 0, 0, callOpen
+	}
+	if s[i] != ')' && s[i] != ',' {
+		return ss, 0, 0, callNone
+	}
+	return ss, vs, ve, callFound
+}
+
+// skipBlank skips spaces, tabs and line breaks, as between the arguments
+// of a call wrapped over lines.
+func skipBlank(s string, i int) int {
+	for n := 0; i < len(s) && n < 64 && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'); n++ {
+		i++
+	}
+	return i
+}
+
+// skipSpacesBack returns the start of the spaces and tabs that end at i.
+func skipSpacesBack(s string, i int) int {
+	for n := 0; i > 0 && n < 40 && (s[i-1] == ' ' || s[i-1] == '\t'); n++ {
+		i--
+	}
+	return i
 }

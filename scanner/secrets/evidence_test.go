@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"encoding/base64"
 	"slices"
 	"testing"
 )
@@ -11,6 +12,11 @@ import (
 // identifiers, UUIDs, images, public keys) is left alone. The tokens are
 // made up for this test and belong to no provider the rules name.
 func TestGenericEvidence(t *testing.T) {
+	// b64JSONKey is base64 of {"k":"Rq7Lm2Xv9Tt4Wb7Yc3Nd6Pf1Kh5Js0Ga","n":"ci"}.
+	b64JSONKey := base64.StdEncoding.EncodeToString([]byte(`{"k":"Rq7Lm2Xv9Tt4Wb7Yc3Nd6Pf1Kh5Js0Ga","n":"ci"}`))
+	// jweHeader is a JOSE header whose random values are a key id and a
+	// PBES2 salt, both public.
+	jweHeader := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"PBES2-HS256+A128KW","enc":"A256GCM","kid":"Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1","p2s":"f5oteQKho9yx2d-HiLf-9A"}`))
 	const tok = "Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0Ga" // 32 mixed-case, digits
 	tests := []struct{ name, text, want string }{  // want: the secret, "" for clean
 		// A credential-named key or word labels the value, in any syntax.
@@ -38,6 +44,26 @@ func TestGenericEvidence(t *testing.T) {
 		{"cli user and password", `system("acmeexec \\\\10.0.0.7 -u Administrator -p dev_adm1n shutdown")`, "dev_adm1n"},
 		{"mysql glued password", "mysql -h db -u root -pS3cr3t!x app", "S3cr3t!x"},
 		{"credential constructor", `var c = new UsernamePasswordCredentials("svc", "Wint3r!2024");`, "Wint3r!2024"},
+		// A value compared with or assigned to a name ending in "secret" is
+		// one, however chosen; a long random printable value is one under
+		// any credential name, whatever symbols it holds.
+		{"secret compared", "if (req.clientSecret === 'let-me-in') {", "let-me-in"},
+		{"secret equals call", `if (hook.Secret.Equals("shibboleth")) {`, "shibboleth"},
+		{"password equals call", `if (password.equals("letmein42")) {`, "letmein42"},
+		{"nested yaml secret", "session:\n  Secret: 'blue#harbor'\n  ttl: 30m\n", "blue#harbor"},
+		{"chosen client secret", `client_secret = "Tr0ub4dor"`, "Tr0ub4dor"},
+		{"random printable secret", `"signing_secret": "v;3Qe^L{8w)Zk$_T!r9#Bx2[Gm@n5%Hy&Ju*P4"`, "v;3Qe^L{8w)Zk$_T!r9#Bx2[Gm@n5%Hy&Ju*P4"},
+		{"random printable password", `DB_PASSWORD="Zk$_T!r9#Bx2[Gm@n5%Hy&Ju*P4v;3Qe^L{8w)q"`, "Zk$_T!r9#Bx2[Gm@n5%Hy&Ju*P4v;3Qe^L{8w)q"},
+		// A user and a password of letters only, after a tool other than a
+		// MySQL client.
+		{"cli password of letters", `system("acmeexec \\\\10.0.0.7 -u Administrator -p braquemart shutdown")`, "braquemart"},
+		{"docker login password", "docker login -u deploy -p letmein registry.acme.test", "letmein"},
+		// A connection URI, a user and a password passed to one call.
+		{"jdbc connect", `Connection c = DriverManager.getConnection("jdbc:mysql://db.acme.test/app", "svc", "Wint3r!2024");`, "Wint3r!2024"},
+		{"ldap entry over lines", "var e = new DirectoryEntry(\"LDAP://dc.acme.test\",\n    \"svc@acme.test\",\n    \"Acme2024\", AuthenticationTypes.Secure);", "Acme2024"},
+		// Base64 of a JSON object holding a random value.
+		{"base64 json key", `client = AcmeClient("` + b64JSONKey + `", host=h)`, b64JSONKey},
+
 		// Shapes that say "credential" without a label.
 		{"prefixed token", "try acme_live_" + tok + " on staging", "acme_live_" + tok},
 		{"glued prefix and hex", "the key dapx0f3e5a0c7b1d46e29a8b7c6d5e4f3a2b1 was revoked", "dapx0f3e5a0c7b1d46e29a8b7c6d5e4f3a2b1"},
@@ -86,6 +112,34 @@ func TestGenericEvidence(t *testing.T) {
 		{"credential constructor with variables", "new NetworkCredential(user, password)", ""},
 		{"shell positional dollars", `echo "$1$2$3" and $HOME$PATH`, ""},
 		{"php variables", `$user$password = $a . $b;`, ""},
+		{"secret compared with empty", `if secret != "" && secret != "none" {`, ""},
+		{"password equals empty", `if (password.equals("")) {`, ""},
+		{"password equals variable", "if (password.equals(confirmPassword)) {", ""},
+		{"password compared with empty", "if password == '':\n    raise ValueError('the password field must not be empty')", ""},
+		{"secret type compared", `if secretType == "opaque" {`, ""},
+		{"token compared in a lexer", `if token == "return" {`, ""},
+		{"secret name", `secretName: "db-credentials"`, ""},
+		{"kubernetes secret named", "volumes:\n  - secret: \"db-credentials\"\n", ""},
+		{"vault path", `secret: "secret/data/app"`, ""},
+		{"json pointer", `"clientSecret": "#/components/schemas/Secret"`, ""},
+		{"secret described", `"secret": "Signs the session cookie."`, ""},
+		{"secret from helm", `secret: "{{ .Values.jwt.secret }}"`, ""},
+		{"secrets inherited", "secrets: \"inherit\"", ""},
+		{"password policy regexp", `passwordRegex: "^(?=.*[A-Z])(?=.*[a-z])(?=.*\\d)(?=.*[!@#$%^&*]).{12,}$"`, ""},
+		{"secret format regexp", `secret: "^[A-Za-z0-9_\\-]{32,64}$|^[0-9a-f]{8}-[0-9a-f]{4}$"`, ""},
+		{"mysql after sudo", "sudo mysql -u root -p appdb", ""},
+		{"mariadb in docker", "docker exec -it db mariadb -u root -p shop", ""},
+		{"connect with database and collection", `client.connect("mongodb://db.acme.test", "shop", "orders")`, ""},
+		{"connect with variables", `DriverManager.getConnection("jdbc:mysql://db/app", user, password)`, ""},
+		{"connect with env password", `DriverManager.getConnection("jdbc:mysql://db/app", "svc", System.getenv("DB_PW"))`, ""},
+		{"connect with template", `DriverManager.getConnection("jdbc:mysql://db/app", "svc", "${DB_PASSWORD}")`, ""},
+		{"http call with three literals", `request("https://api.acme.test/v1", "POST", "application/json")`, ""},
+		{"go struct tag after a secret type", "\tSecrets []*Secret `json:\"secrets,omitempty\"`", ""},
+		{"secret manager path", "pass a Secret Manager secret: `projects/*/secrets/*/versions/*`", ""},
+		{"jwe header with salt and key id", `"protected": "` + jweHeader + `"`, ""},
+		{"jwt header alone", "header eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9 then", ""},
+		{"base64 json cursor", "next=eyJwYWdlIjoyLCJzb3J0IjoibmFtZSIsIm9yZGVyIjoiYXNjIn0", ""},
+		{"eyJ inside a base64 run", "data:AAAAeyJrIjoiY21sM1JRYjB6RnVYSTNLenRWQkFEaWN2bXI2V202U2IiLCJuIjoiYSJ9", ""},
 	}
 	s, err := newScanner(Config{}, func(id string) bool { return !slices.Contains(genericRules, id) })
 	if err != nil {

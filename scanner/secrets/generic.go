@@ -34,11 +34,12 @@ func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
 
 // parseAssignment reads `<name containing the keyword> <op> <value>` in the
 // shapes of config files and code: KEY=value, key: "value", "key": "value",
-// $key = 'value', key => 'value', key := "value", key == "value" (a
-// hard-coded comparison), `key "value"` (Groovy, HCL), `--key value`
-// (a command-line flag) and `key is value` (prose). It is hand
-// written because it runs at every keyword hit: most hits are prose
-// ("the password policy") and fail on the first bytes after the name.
+// $key = 'value', key => 'value', key := "value", key == "value" and
+// key.equals("value") (hard-coded comparisons), `key "value"` (Groovy,
+// HCL), `--key value` (a command-line flag) and `key is value` (prose).
+// It is hand written because it runs at every keyword hit: most hits are
+// prose ("the password policy") and fail on the first bytes after the
+// name.
 func parseAssignment(s string, ks, ke int) (assignment, bool) {
 	var a assignment
 	// Extend the name both ways so the value can be compared with it.
@@ -51,6 +52,16 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 		i++
 	}
 	a.key = s[start:i]
+	if i < len(s) && s[i] == '(' {
+		// password.equals("..."), secret.Equals("..."): Java's and C#'s
+		// string comparison, read as key == "...".
+		key, ok := cutEqualsCall(a.key)
+		if !ok || key == "" {
+			return a, false
+		}
+		a.key, a.op = key, "=="
+		return quotedValue(s, a, skipSpaces(s, i+1))
+	}
 	// Closing quote or bracket of the key: "password": / ['password'] =.
 	if i < len(s) && s[i] == '\\' && i+1 < len(s) && isQuote(s[i+1]) {
 		i += 2
@@ -102,21 +113,8 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 	if j >= len(s) {
 		return a, false
 	}
-	if q := s[j]; isQuote(q) {
-		a.quoted = true
-		end := j + 1
-		for end < len(s) && end-j < maxQuoted && s[end] != q && s[end] != '\n' {
-			end++
-		}
-		if end >= len(s) || s[end] != q {
-			return a, false
-		}
-		a.vs, a.ve = j+1, end
-		// \"value\": drop the escaping backslash before the closing quote.
-		if a.ve > a.vs && s[a.ve-1] == '\\' {
-			a.ve--
-		}
-		return a, true
+	if isQuote(s[j]) {
+		return quotedValue(s, a, j)
 	}
 	// `--password value`: a command-line flag takes the next word.
 	if a.op == "" && !(a.key[0] == '-' && j > i) {
@@ -128,6 +126,39 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 	}
 	a.vs, a.ve = j, end
 	return a, true
+}
+
+// quotedValue reads the quoted value that starts at s[j] into a.
+func quotedValue(s string, a assignment, j int) (assignment, bool) {
+	if j >= len(s) || !isQuote(s[j]) {
+		return a, false
+	}
+	q := s[j]
+	a.quoted = true
+	end := j + 1
+	for end < len(s) && end-j < maxQuoted && s[end] != q && s[end] != '\n' {
+		end++
+	}
+	if end >= len(s) || s[end] != q {
+		return a, false
+	}
+	a.vs, a.ve = j+1, end
+	// \"value\": drop the escaping backslash before the closing quote.
+	if a.ve > a.vs && s[a.ve-1] == '\\' {
+		a.ve--
+	}
+	return a, true
+}
+
+// cutEqualsCall returns the name before a string-equality method
+// (password.equals, Secret.Equals, token.equalsIgnoreCase).
+func cutEqualsCall(key string) (string, bool) {
+	for _, m := range []string{".equals", ".Equals", ".equalsIgnoreCase"} {
+		if k, ok := strings.CutSuffix(key, m); ok {
+			return k, true
+		}
+	}
+	return "", false
 }
 
 // maxQuoted bounds a quoted value: long enough for a private key or a
@@ -192,7 +223,7 @@ func notLiteral(a assignment, v string) bool {
 	} else if strings.Contains(v, "'$") || strings.Contains(v, " + ") || strings.Contains(v, "\" +") {
 		return true
 	}
-	if strings.EqualFold(v, a.key) || isReference(v) || isReferenceName(a.key) {
+	if strings.EqualFold(v, a.key) || isReference(v) || isReferenceName(a.key) || isRegexp(v) {
 		return true
 	}
 	lv := lowerASCII(v)
@@ -210,9 +241,10 @@ func notLiteral(a assignment, v string) bool {
 }
 
 // isReference reports values that say where a secret is kept rather than
-// what it is: a URL, a file path, an ARN.
+// what it is: a URL, a file path, an ARN, a JSON pointer ("#/components/
+// schemas/Secret").
 func isReference(v string) bool {
-	if strings.Contains(v, "://") || strings.HasPrefix(v, "arn:") {
+	if strings.Contains(v, "://") || strings.HasPrefix(v, "arn:") || strings.HasPrefix(v, "#/") {
 		return true
 	}
 	for _, p := range []string{"/", "./", "../", "~/"} {
@@ -227,7 +259,7 @@ func isReference(v string) bool {
 // not what it is: PASSWORD_FILE, jwt_secret_name, api_key_id, token_url;
 // or holds a whole connection string (password-conn-string), whose
 // password its own rules judge.
-var referenceSuffixes = []string{"file", "path", "name", "env", "ref", "arn", "url", "uri", "id", "type", "length", "len", "policy", "field", "label", "string", "conn"}
+var referenceSuffixes = []string{"file", "path", "name", "env", "ref", "arn", "url", "uri", "id", "type", "length", "len", "policy", "field", "label", "string", "conn", "pattern", "regex", "regexp"}
 
 // isReferenceName reports a name ending in a referenceSuffixes word after
 // a separator or a camelCase boundary.
@@ -238,6 +270,22 @@ func isReferenceName(key string) bool {
 			continue
 		}
 		if c := key[n-1]; c == '_' || c == '-' || c == '.' || key[n] >= 'A' && key[n] <= 'Z' && c >= 'a' && c <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+// isRegexp reports a regular expression, which describes the values a
+// secret may take (a password policy, a token format) rather than
+// holding one: anchored at both ends, or built of lookaheads, character
+// classes with ranges, or counted repetitions.
+func isRegexp(v string) bool {
+	if len(v) > 2 && v[0] == '^' && v[len(v)-1] == '$' {
+		return true
+	}
+	for _, p := range []string{"(?=", "(?:", "(?!", "[a-z", "[A-Z", "[0-9", "\\d", "\\w", "]{", "]+", "]*"} {
+		if strings.Contains(v, p) {
 			return true
 		}
 	}
@@ -336,6 +384,9 @@ func matchPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 		return 0, 0, false
 	}
 	v := s[a.vs:a.ve]
+	if a.quoted && a.op != "" && randomPrintable(v) {
+		return a.vs, a.ve, true
+	}
 	if len(v) < 4 || notLiteral(a, v) {
 		return 0, 0, false
 	}
@@ -374,6 +425,65 @@ func matchSecret(s string, ks, ke int, th float64) (int, int, bool) {
 		return 0, 0, false
 	}
 	return a.vs, a.ve, true
+}
+
+// matchChosenSecret finds a secret someone chose rather than generated: a
+// quoted literal assigned to, or compared with, a name ending in
+// "secret" (JWT:\n  Secret: 'development#product', client_secret =
+// "Tr0ub4dor", if creds.Secret != "open-sesame"). Like a password, such a
+// value may have little entropy, so none is asked for. An assignment
+// also names configuration ("db-credentials", "secret/data/app", the
+// name of a Kubernetes Secret), so its value must not read as a name
+// from code (see codeName) and must have a digit or a symbol; a
+// comparison with a literal is a hard-coded check, whatever the literal.
+// A long random printable value is a secret whatever it holds (see
+// randomPrintable).
+func matchChosenSecret(s string, ks, ke int, _ float64) (int, int, bool) {
+	if ke < len(s) && isLetter(s[ke]) {
+		// secrets, secretary, secretKey: a plural, another word, or a
+		// name whose last word is not "secret".
+		return 0, 0, false
+	}
+	a, ok := parseAssignment(s, ks, ke)
+	if !ok || !a.quoted || a.op == "" || a.op == "is" || len(a.key) < 6 || !strings.EqualFold(a.key[len(a.key)-6:], "secret") {
+		// Without an operator, `Secret "..."` is a type before a Go
+		// struct tag or a word before a quotation.
+		return 0, 0, false
+	}
+	v := s[a.vs:a.ve]
+	if randomPrintable(v) {
+		return a.vs, a.ve, true
+	}
+	if len(v) < 6 || strings.ContainsAny(v, " \t") || notLiteral(a, v) {
+		return 0, 0, false
+	}
+	switch a.op {
+	case "==", "===", "!=", "!==":
+		return a.vs, a.ve, true
+	}
+	// A name from code, or a path ("projects/*/secrets/*/versions/*").
+	if codeName(v) || strings.Count(v, "/") > 1 || !hasDigitOrSymbol(v) {
+		return 0, 0, false
+	}
+	return a.vs, a.ve, true
+}
+
+// randomPrintable reports a long run of printable ASCII at the entropy
+// of random bytes: what password generators print, symbols included
+// ("7`D'}/vYR)T;W\\5]EBrf;_&k>qX??]G&3CF=;@vyrVBp[$_hK4^"). notLiteral
+// reads some of those symbols as code ("$_", "'+", "["); a value this
+// random is no code, but templates ("${", "{{") still mark a reference,
+// and a space marks prose or code.
+func randomPrintable(v string) bool {
+	if len(v) < 32 || strings.Contains(v, "${") || strings.Contains(v, "{{") || isRegexp(v) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] <= ' ' || v[i] >= 0x7f {
+			return false
+		}
+	}
+	return entropy(v) >= 4.5
 }
 
 // isSequential reports the placeholders people type for a key of the
@@ -589,14 +699,18 @@ func uriCredentials(s string, ks int) (int, int, bool, bool) {
 	case "password", "pass", "passwd", "pwd", "<password>", "xxx", "xxxx", "xxxxxx", "****", "******":
 		return 0, 0, false, false
 	}
-	conn := false
+	return ps, pe, isConnectionScheme(scheme), true
+}
+
+// isConnectionScheme reports a lower-case scheme of connectionSchemes,
+// alone or after a prefix ("jdbc:mysql").
+func isConnectionScheme(scheme string) bool {
 	for _, c := range connectionSchemes {
 		if scheme == c || strings.HasSuffix(scheme, ":"+c) {
-			conn = true
-			break
+			return true
 		}
 	}
-	return ps, pe, conn, true
+	return false
 }
 
 // matchURI matches credentials in URIs of connection-string schemes (conn)
@@ -638,10 +752,7 @@ func matchJWTSecret(s string, ks, ke int, _ float64) (int, int, bool) {
 		if len(v) < 6 || !a.quoted && len(v) < 8 || isPublicKeyName(a.key) {
 			return 0, 0, false
 		}
-		// A long quoted value of random bytes is a secret even when it
-		// holds what notLiteral reads as code ("$_", "'+", "[").
-		random := a.quoted && len(v) >= 32 && entropy(v) >= 4.5 && !strings.Contains(v, "${") && !strings.Contains(v, "{{")
-		if !random && notLiteral(a, v) {
+		if !(a.quoted && randomPrintable(v)) && notLiteral(a, v) {
 			return 0, 0, false
 		}
 		return a.vs, a.ve, true

@@ -137,6 +137,22 @@ func (r *rule) openMatch(text string, ks, ke int) int {
 		if assignmentOpen(text, ks, ke) {
 			return ks
 		}
+	case "generic-chosen-secret":
+		if ke < len(text) && isLetter(text[ke]) {
+			return len(text)
+		}
+		if assignmentOpen(text, ks, ke) {
+			return ks
+		}
+	case "generic-b64-json":
+		// Its token is one run of base64 bytes from the keyword: a run
+		// that ended was judged for good, and one that runs to the end of
+		// the text is the text's last token, which Hold keeps anyway.
+		return len(text)
+	case "generic-connection-call":
+		if ss, _, _, st := connectionCall(text, ks); st == callOpen {
+			return ss
+		}
 	case "jwt-secret":
 		if jwtSecretOpen(text, ke) {
 			return ks
@@ -249,6 +265,17 @@ func assignmentOpen(s string, ks, ke int) bool {
 	if i == len(s) {
 		return true
 	}
+	if s[i] == '(' {
+		// key.equals("..."): open while its quoted value is.
+		if _, ok := cutEqualsCall(s[ks:i]); !ok {
+			return false
+		}
+		j := skipSpaces(s, i+1)
+		if j >= len(s) {
+			return true
+		}
+		return isQuote(s[j]) && quotedOpen(s, j)
+	}
 	if s[i] == '\\' {
 		if i+1 == len(s) {
 			return true
@@ -295,18 +322,25 @@ func assignmentOpen(s string, ks, ke int) bool {
 	if j >= len(s) {
 		return true
 	}
-	if q := s[j]; isQuote(q) {
-		end := j + 1
-		for end < len(s) && end-j < maxQuoted && s[end] != q && s[end] != '\n' {
-			end++
-		}
-		return end == len(s)
+	if isQuote(s[j]) {
+		return quotedOpen(s, j)
 	}
 	if op == "" {
 		return false
 	}
 	end := j
 	for end < len(s) && end-j < 256 && !isValueStop(s[end]) {
+		end++
+	}
+	return end == len(s)
+}
+
+// quotedOpen tells whether the quoted value starting at s[j] runs to the
+// end of the text without its closing quote.
+func quotedOpen(s string, j int) bool {
+	q := s[j]
+	end := j + 1
+	for end < len(s) && end-j < maxQuoted && s[end] != q && s[end] != '\n' {
 		end++
 	}
 	return end == len(s)
@@ -342,7 +376,9 @@ var _ scanner.Holder = (*Scanner)(nil)
 // credential word, whose word is released as prose: the token may start
 // nearWindow bytes after the word's end, the word is up to 11 bytes long
 // ("private key"), and the words before it that make it a public key's
-// are read up to 64 bytes back.
+// are read up to 64 bytes back. Less far reach the connection-call rule
+// (the scheme, quote, spaces and parenthesis before "://": 74 bytes) and
+// the command-line rule (the command before "-u ": 64 bytes).
 const lookbehind = nearWindow + 11 + 64 + 5
 
 // Lookbehind implements scanner.Lookbehinder.

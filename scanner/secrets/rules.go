@@ -316,11 +316,15 @@ func buildRules() []rule {
 			match: matchPassword, score: 0.7, priority: 2},
 		{id: "generic-secret", group: groupGeneric, kind: "GENERIC_SECRET", keywords: secretWords,
 			match: matchSecret, score: 0.7, priority: 2},
+		{id: "generic-chosen-secret", group: groupGeneric, kind: "GENERIC_SECRET", keywords: []string{"secret"},
+			match: matchChosenSecret, score: 0.6, priority: 2},
 		{id: "generic-key", group: groupGeneric, kind: "GENERIC_SECRET", keywords: []string{"key", "pat", "api"},
 			match: matchKey, score: 0.6, priority: 2},
 		{id: "generic-url-token", group: groupGeneric, kind: "URL_TOKEN", keywords: []string{"://"}, match: matchURLToken, score: 0.6, priority: 2},
 		{id: "generic-prefixed-token", group: groupGeneric, kind: "GENERIC_TOKEN", scan: scanPrefixed, score: 0.6, priority: 2},
 		{id: "generic-near-token", group: groupGeneric, kind: "GENERIC_TOKEN", keywords: nearWords, match: matchNear, score: 0.5, priority: 3},
+		{id: "generic-connection-call", group: groupGeneric, kind: "PASSWORD", keywords: []string{"://"}, match: matchConnectionCall, score: 0.7, priority: 2},
+		{id: "generic-b64-json", group: groupGeneric, kind: "GENERIC_TOKEN", keywords: []string{"eyj"}, match: matchB64JSON, score: 0.6, priority: 2},
 		{id: "generic-crypt-hash", group: groupGeneric, kind: "PASSWORD_HASH", scan: cryptHashes, score: 0.8, priority: 2},
 		// A .pgpass line (host:port:database:user:password) under a
 		// mention of the file.

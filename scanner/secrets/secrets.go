@@ -23,10 +23,13 @@
 // by a credential-named key in any syntax (api_key = "...", "clientSecret":
 // "...", --password ..., X-Api-Key: ..., Authorization: <scheme> ...,
 // user:pass@ in a URI, Password= in a connection string, .netrc and
-// .pgpass lines); a generated-looking token a few bytes after a credential
-// word ("vault operator unseal <key>"); or a shape providers and hashing
-// schemes share ("<prefix>_<random>", a prefix glued to a hex body,
-// "$<scheme>$...$<digest>"). A token with no such evidence is not
+// .pgpass lines); a literal compared with or assigned to a name ending
+// in "secret" (creds.Secret != "...", however chosen); the password of a
+// (connection URI, user, password) call; a generated-looking token a few
+// bytes after a credential word ("vault operator unseal <key>"); or a
+// shape providers and hashing schemes share ("<prefix>_<random>", a
+// prefix glued to a hex body, "$<scheme>$...$<digest>", base64 JSON
+// holding a random value). A token with no such evidence is not
 // reported, so hashes, UUIDs, commit ids, lock-file digests and encoded
 // images stay clean; so do references to a secret (environment lookups,
 // templates, URLs, paths, ARNs) and placeholders. TestDevSetLeaveRulesOut
@@ -78,11 +81,12 @@ type Config struct {
 	// against the secret's value only. Default none.
 	Allow []string `json:"allow,omitempty"`
 	// Generic enables the generic rules: password, secret and key
-	// assignments, "the password is '...'" in prose, provider-shaped
-	// prefixed tokens, webhook URL tokens, generated-looking tokens right
-	// after a credential word, "-u user -p password" command lines,
-	// credential constructors, .pgpass lines and modular-crypt password
-	// hashes. Default true.
+	// assignments and comparisons, "the password is '...'" in prose,
+	// provider-shaped prefixed tokens, base64 JSON holding a random value,
+	// webhook URL tokens, generated-looking tokens right after a
+	// credential word, "-u user -p password" command lines, credential
+	// constructors and (connection URI, user, password) calls, .pgpass
+	// lines and modular-crypt password hashes. Default true.
 	Generic *bool `json:"generic,omitempty"`
 }
 
