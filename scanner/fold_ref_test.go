@@ -192,22 +192,17 @@ func foldLeetRef(b []byte) {
 	}
 	foldLeetPassRef(b, func(t []byte, letters int) bool {
 		if letters == 0 {
-			if len(t) < 2 || len(t) > maxLeetWord || t[0] == '$' || t[0] == '+' || t[0] == '(' {
-				return false
+			word := string(t)
+			ok := len(word) >= 2 && len(word) <= maxLeetWord &&
+				!strings.ContainsAny(word[:1], "$+(") && !strings.Contains(word, "(") &&
+				strings.TrimLeft(word[1:], "0123456789") != ""
+			for _, c := range t {
+				ok = ok && leetOf(c) != 0
 			}
-			symbol := false
-			for k, c := range t {
-				if leetOf(c) == 0 || c == '(' {
-					return false
-				}
-				if k > 0 && !('0' <= c && c <= '9') {
-					symbol = true
-				}
-			}
-			if symbol {
+			if ok {
 				foldGroupRef(t, 0, len(t))
 			}
-			return symbol
+			return ok
 		}
 		var groups [][2]int
 		for i := 0; i < len(t); i++ {

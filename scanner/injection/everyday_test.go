@@ -68,28 +68,12 @@ func TestEverydayInstructions(t *testing.T) {
 // unbiased figure.
 func TestEverydayIFEval(t *testing.T) {
 	const ratchet = 23
-	rows, err := dataset.ReadJSONL[Example]("testdata/everyday_ifeval.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	detected := 0
-	for _, r := range rows {
-		res, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(r.Text), Direction: scanner.Input, Role: scanner.RoleUser})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Detected {
-			detected++
-			t.Logf("false positive (%s, score %.2f): %.120q", res.Matches[0].Kind, res.Score, r.Text)
-		}
-	}
-	t.Logf("%d of %d IFEval prompts detected as injections (%.3f)", detected, len(rows), float64(detected)/float64(len(rows)))
-	if len(rows) != 541 || detected > ratchet {
-		t.Errorf("%d of %d IFEval prompts detected, more than the ratchet of %d", detected, len(rows), ratchet)
+	turns := readTurns(t, "testdata/everyday_ifeval.jsonl")
+	detected := falsePositives(t, turns)
+	n := detected[1]
+	t.Logf("%d of %d IFEval prompts detected as injections (%.3f)", n, len(turns), float64(n)/float64(len(turns)))
+	if len(turns) != 541 || n > ratchet {
+		t.Errorf("%d of %d IFEval prompts detected, more than the ratchet of %d", n, len(turns), ratchet)
 	}
 }
 
@@ -100,20 +84,43 @@ func TestEverydayIFEval(t *testing.T) {
 // FollowsAnswer). The bound is a ratchet at today's count.
 func TestEverydayMTBench(t *testing.T) {
 	const ratchet = 1
-	type turn struct {
-		Text string `json:"text"`
-		Turn int    `json:"turn"`
+	turns := readTurns(t, "testdata/everyday_mtbench.jsonl")
+	detected := falsePositives(t, turns)
+	t.Logf("MT-bench: %d of 80 first turns and %d of 80 follow-ups detected as injections", detected[1], detected[2])
+	if len(turns) != 160 || detected[1]+detected[2] > ratchet {
+		t.Errorf("%d of %d MT-bench turns detected, more than the ratchet of %d", detected[1]+detected[2], len(turns), ratchet)
 	}
-	rows, err := dataset.ReadJSONL[turn]("testdata/everyday_mtbench.jsonl")
+}
+
+// everydayTurn is one benign user message of an evaluation file; Turn is 1
+// for a first turn (the default) and more for a follow-up.
+type everydayTurn struct {
+	Text string `json:"text"`
+	Turn int    `json:"turn"`
+}
+
+func readTurns(t *testing.T, file string) []everydayTurn {
+	t.Helper()
+	turns, err := dataset.ReadJSONL[everydayTurn](file)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i := range turns {
+		turns[i].Turn = max(turns[i].Turn, 1)
+	}
+	return turns
+}
+
+// falsePositives screens every turn with the shipped model, a later turn as
+// a follow-up after an answer, logs each detection and counts them by turn.
+func falsePositives(t *testing.T, turns []everydayTurn) map[int]int {
+	t.Helper()
 	s, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	detected := map[int]int{}
-	for _, r := range rows {
+	for _, r := range turns {
 		target := &scanner.Target{Text: scanner.NewText(r.Text), Direction: scanner.Input, Role: scanner.RoleUser, FollowsAnswer: r.Turn > 1}
 		res, err := s.Scan(context.Background(), target)
 		if err != nil {
@@ -124,10 +131,7 @@ func TestEverydayMTBench(t *testing.T) {
 			t.Logf("false positive (turn %d, %s, score %.2f): %.120q", r.Turn, res.Matches[0].Kind, res.Score, r.Text)
 		}
 	}
-	t.Logf("MT-bench: %d of 80 first turns and %d of 80 follow-ups detected as injections", detected[1], detected[2])
-	if len(rows) != 160 || detected[1]+detected[2] > ratchet {
-		t.Errorf("%d of %d MT-bench turns detected, more than the ratchet of %d", detected[1]+detected[2], len(rows), ratchet)
-	}
+	return detected
 }
 
 // TestHeldOutAttacks measures recall on extraction, hijacking and jailbreak
