@@ -291,7 +291,7 @@ func readsL(t []byte, k int) bool {
 	case next == '1' || next == '|' || prev == 'l' || prev == '|':
 		return true
 	case next == 'l':
-		return strings.IndexByte("aeiou", prev) >= 0 && prev != 0
+		return strings.IndexByte("aeiou", prev) >= 0
 	}
 	return next == 0 && len(t) >= 4
 }

@@ -141,12 +141,7 @@ func (o *featureSink) count() int { return len(o.feats) }
 func (o *featureSink) sum(w []int8, z zone, bits uint8) {
 	o.cum = grow(o.cum, len(o.feats)+1)
 	cum := o.cum[1:]
-	kz, ke := firstFeature(o.feats, z.from), len(o.feats)
-	if z.to < z.from {
-		ke = kz
-	} else if last := len(o.feats) - 1; last >= 0 && int(o.feats[last].pos) > z.to {
-		ke = firstFeature(o.feats, z.to)
-	}
+	kz, ke := firstFeature(o.feats, z.from), firstFeature(o.feats, z.to)
 	var sum int32
 	for k, f := range o.feats[:kz] {
 		sum += int32(w[f.bucket])

@@ -275,7 +275,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 	ws := s.model.score(view.S, z, s.window, sc)
 	v := verdict{prob: sigmoid(ws.margin), payload: payload}
 	v.fam, v.hasFam, v.kind = s.model.kindOf(ws, z)
-	if v.prob >= s.kindThreshold[v.kind] && !(followUp && v.kind != KindPlanted && ruleHit(ws.fams) == 0) {
+	if v.prob >= s.kindThreshold[v.kind] && !(followUp && wordEvidenceOnly(ws, v.kind)) {
 		f.Detected = true
 		f.Matches = s.appendMatches(f.Matches, view, ws, sc, v.kind, v.prob, at, end)
 	}
@@ -312,14 +312,19 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 	return v, nil
 }
 
-// A follow-up turn (scanner.Target.FollowsAnswer) is addressed to the
-// assistant about its own previous answer ("Rewrite your previous response.
-// Start every sentence with the letter A.", "Critique your own response."):
-// an ordinary request in the words a hijacker uses. In a follow-up the
-// model's word evidence alone, in the user's own request zone, therefore
+// wordEvidenceOnly reports whether a detection of kind rests on the
+// model's word evidence alone, in the user's own request: no rule explains
+// its window and it is no instruction planted in content. A follow-up turn
+// (scanner.Target.FollowsAnswer) is addressed to the assistant about its
+// own previous answer ("Rewrite your previous response. Start every
+// sentence with the letter A.", "Critique your own response."), an
+// ordinary request in the words a hijacker uses, so there such evidence
 // flags nothing; a rule-identified attack (an override, an extraction, a
-// jailbreak persona, a privilege claim, chat template tokens) and an
-// instruction planted in pasted content still do.
+// jailbreak persona, a privilege claim, chat template tokens) and a
+// planted instruction still do.
+func wordEvidenceOnly(ws windowScore, kind string) bool {
+	return kind != KindPlanted && ruleHit(ws.fams) == 0
+}
 
 // kindReason words each attack kind for Finding.Reason.
 var kindReason = map[string]string{

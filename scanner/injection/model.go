@@ -217,7 +217,7 @@ type windowScore struct {
 const zoneShift = 16
 
 // famBit is the bit of a rule hit starting at byte pos of a text whose
-// content zone begins at byte zone.
+// content zone is z.
 func famBit(f family, pos int, z zone) uint32 {
 	if z.has(pos) {
 		return 1 << (zoneShift + f)
@@ -254,7 +254,7 @@ func windowOfBlocks(k, half, count, n int) (int, int) {
 	return k * half, min((k+2)*half, n)
 }
 
-// score scores the folded text s, whose content zone begins at byte zone,
+// score scores the folded text s, whose content zone is z,
 // in windows of w bytes and returns the best window. sc holds the words and
 // rule hits afterwards.
 func (m *Model) score(s string, z zone, window int, sc *scratch) windowScore {

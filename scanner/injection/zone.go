@@ -122,7 +122,7 @@ func contentEnd(text string, start int) int {
 				continue
 			}
 			// An apostrophe between two letters is inside a word.
-			if c != "\"" && c != "”" && i+len(c) < len(text) && isWordByte(text[i-1]) && isWordByte(text[i+len(c)]) {
+			if c != "\"" && c != "”" && i+len(c) < len(text) && wordByte[text[i-1]] && wordByte[text[i+len(c)]] {
 				continue
 			}
 			close = max(close, i+len(c))
@@ -140,8 +140,6 @@ func contentEnd(text string, start int) int {
 	return len(text)
 }
 
-func isWordByte(c byte) bool { return isASCIILetter(c) || '0' <= c && c <= '9' }
-
 // maxAfterword is the longest paragraph after a blank line that can be
 // the user's own afterword to their request rather than pasted content.
 const maxAfterword = 320
@@ -149,9 +147,11 @@ const maxAfterword = 320
 // ownAfterword reports whether rest, the text after the first blank line,
 // is the user's own continuation of the request before it: one short
 // paragraph that is no document, after a request that ended its sentence
-// rather than introduce something ("...for me?\n\nDo not use any commas
-// in your response."). Pasted content is announced ("this e-mail:"), or
-// runs longer, or has a document's shape.
+// with a full stop or an exclamation mark rather than ask or introduce
+// something ("Write a riddle.\n\nDo not use any commas in your
+// response."). Pasted content is announced ("this e-mail:"), follows a
+// question ("Q: what was paid?\n\n<e-mail>"), runs longer, or has a
+// document's shape.
 func ownAfterword(request, rest string) bool {
 	// A sentence that ends inside a quotation ended too: 'is "Happy Birthday."'.
 	r := strings.TrimRight(request, " \t\r\"')\u201d\u2019")
@@ -190,7 +190,7 @@ func greets(text string) bool {
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimLeft(line, " \t")
 		for _, g := range greetings {
-			if len(line) > len(g) && strings.EqualFold(line[:len(g)], g) && !isWordByte(line[len(g)]) {
+			if len(line) > len(g) && strings.EqualFold(line[:len(g)], g) && !wordByte[line[len(g)]] {
 				return true
 			}
 		}
