@@ -169,8 +169,8 @@ func TestEvasion(t *testing.T) {
 // trained on: each source family (the repository its rows come from) is
 // scored by a model trained without it. They are far below the random-fold
 // figures, which is the point of reporting them; the bounds are a ratchet
-// at today's measurement: at the shipped threshold recall 0.740, FPR 0.028,
-// and, ranked on their own, recall 0.719 at FPR 0.02 (0.693 at 0.01). The second is the
+// at today's measurement: at the shipped threshold recall 0.745, FPR 0.028,
+// and, ranked on their own, recall 0.740 at FPR 0.02 (0.703 at 0.01). The second is the
 // steadier figure: the threshold is chosen on the random folds, and where it
 // falls on an unseen source moves with every retraining.
 func TestLeaveOneSourceOut(t *testing.T) {
@@ -202,7 +202,7 @@ func TestLeaveOneSourceOut(t *testing.T) {
 	}
 	ranked := Evaluate(examples, probs, ChooseThreshold(probs, labels, use, 0.02)).Overall
 	t.Logf("ranked on their own: recall %.3f at FPR %.3f", ranked.Recall(), ranked.FPR())
-	if r := ranked.Recall(); r < 0.70 {
-		t.Errorf("leave-one-source-out recall at its own FPR 0.02: %.3f < 0.70", r)
+	if r := ranked.Recall(); r < 0.73 {
+		t.Errorf("leave-one-source-out recall at its own FPR 0.02: %.3f < 0.73", r)
 	}
 }

@@ -59,9 +59,15 @@ func (ex Example) role() scanner.Role {
 type TrainOptions struct {
 	// Window is the scoring window in bytes. Default 1024.
 	Window int
-	// Lambda is the L2 penalty. Default 2e-5.
+	// Lambda is the L2 penalty. Default 5e-5.
+	//
+	// Lambda and Epochs were chosen by the mean over six example orders
+	// (the training program's -seeds), not by one order's figures: one
+	// order's recall moves by a few points from order to order. Against
+	// 2e-5 and 12 epochs, this pair kept the cross-validated recall and
+	// raised recall on source families never trained on.
 	Lambda float64
-	// Epochs of stochastic gradient descent. Default 12.
+	// Epochs of stochastic gradient descent. Default 24.
 	Epochs int
 	// Eta0 is the initial learning rate. Default 0.5.
 	Eta0 float64
@@ -89,10 +95,10 @@ func (o TrainOptions) withDefaults() TrainOptions {
 		o.Window = 1024
 	}
 	if o.Lambda <= 0 {
-		o.Lambda = 2e-5
+		o.Lambda = 5e-5
 	}
 	if o.Epochs <= 0 {
-		o.Epochs = 12
+		o.Epochs = 24
 	}
 	if o.Eta0 <= 0 {
 		o.Eta0 = 0.5

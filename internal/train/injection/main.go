@@ -20,6 +20,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/promptwall/promptwall/internal/dataset"
@@ -42,6 +43,7 @@ func main() {
 	extra := flag.String("extra", "scanner/injection/testdata/handwritten.jsonl", "hand-written examples, trained on in every fold and never scored (\"\" for none)")
 	ownRequests := flag.Bool("own-requests", true, "train on planted instructions restated as the user's own request (negatives)")
 	loso := flag.Bool("loso", true, "also report leave-one-source-out figures")
+	seeds := flag.Int("seeds", 1, "also report the figures of models trained on this many example orders (seeds 1..N), with their mean and range")
 	dry := flag.Bool("n", false, "cross-validate only, do not write the model")
 	showErrors := flag.Bool("errors", false, "list the texts cross-validation gets wrong (first 160 bytes)")
 	flag.Parse()
@@ -97,6 +99,9 @@ func main() {
 			fmt.Printf("leave-one-source-out recall at its own FPR <= %.2f: %.3f (FPR %.3f)\n", fpr, o.Recall(), o.FPR())
 		}
 	}
+	if *seeds > 1 {
+		seedSpread(examples, opt, *folds, *maxFPR, *seeds, labels, use)
+	}
 	if *dry {
 		return
 	}
@@ -113,4 +118,37 @@ func main() {
 	}
 	log.Printf("trained on all data in %v; wrote %s (%d bytes, %d non-zero weights of %d)",
 		time.Since(start).Round(time.Millisecond), *out, len(b), m.NumWeights(), m.NumBuckets())
+}
+
+// seedSpread prints the headline figures of models trained on n example
+// orders. Stochastic gradient descent over a few thousand texts lands on
+// noticeably different models from one order to the next, so a change to
+// the features or the data is judged by the mean over orders, not by the
+// shipped order's figures alone.
+func seedSpread(examples []injection.Example, opt injection.TrainOptions, folds int, maxFPR float64, n int, labels []int, use []bool) {
+	fmt.Printf("\nfigures by example order (seed): CV recall at CV FPR <= %.3f; leave-one-source-out at the CV threshold; leave-one-source-out recall at its own FPR <= 0.01\n\n", maxFPR)
+	var cv, lt, lf, l1 []float64
+	for seed := 1; seed <= n; seed++ {
+		o := opt
+		o.Seed = uint64(seed)
+		probs := injection.CrossValidate(examples, folds, o)
+		th := injection.ChooseThreshold(probs, labels, use, maxFPR)
+		c := injection.Evaluate(examples, probs, th).Overall
+		lp, _ := injection.LeaveOneSourceOut(examples, o)
+		l := injection.Evaluate(examples, lp, th).Overall
+		l1t := injection.ChooseThreshold(lp, labels, use, 0.01)
+		own := injection.Evaluate(examples, lp, l1t).Overall
+		fmt.Printf("seed %2d  CV %.3f @ %.3f  LOSO %.3f @ %.3f  LOSO@1%% %.3f\n", seed, c.Recall(), c.FPR(), l.Recall(), l.FPR(), own.Recall())
+		cv, lt, lf, l1 = append(cv, c.Recall()), append(lt, l.Recall()), append(lf, l.FPR()), append(l1, own.Recall())
+	}
+	fmt.Printf("mean     CV %.3f (%.3f-%.3f)  LOSO %.3f @ %.3f  LOSO@1%% %.3f (%.3f-%.3f)\n",
+		mean(cv), slices.Min(cv), slices.Max(cv), mean(lt), mean(lf), mean(l1), slices.Min(l1), slices.Max(l1))
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }
