@@ -304,15 +304,24 @@ func (w *walk) ascii(s string, i int) int {
 				if i == len(s) {
 					break
 				}
-				if c = s[i]; !wordByte[c] || c == placeholder[0] && len(s)-i >= len(placeholder) && s[i:i+8] == placeholder[:8] {
+				// Two tests rather than one condition: the compiler
+				// turns a compound one into flags it then tests again.
+				if c = s[i]; !wordByte[c] {
+					break
+				}
+				if c == placeholder[0] && len(s)-i >= len(placeholder) && maybePlaceholder(s, i) {
 					break
 				}
 			}
 			lastSp = false
-			if i < len(s) && wordByte[s[i]] {
-				break // at the placeholder
+			if i == len(s) || wordByte[s[i]] {
+				break // at the end or the placeholder
 			}
-			continue
+			// On with the separator that ended the word, in this
+			// iteration: a pass through the loop's head costs more
+			// than its body, as the compiler shuffles the state
+			// between registers there.
+			c = s[i]
 		}
 		if c >= utf8.RuneSelf {
 			break
@@ -336,7 +345,10 @@ func (w *walk) ascii(s string, i int) int {
 			k++
 			lastSp = true
 		}
-		i++
+		// The rest of a run of ASCII separators adds nothing: the
+		// word is closed and the space pushed.
+		for i++; i < len(s) && s[i] < utf8.RuneSelf && !wordByte[s[i]]; i++ {
+		}
 	}
 	w.k, w.toks, w.roll, w.lastSp = k, toks[:nt], roll, lastSp
 	w.wordFrom, w.wordHash, w.prevWord, w.havePrev = wordFrom, h, prevWord, havePrev
