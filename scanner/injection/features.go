@@ -136,25 +136,37 @@ func (o *featureSink) count() int { return len(o.feats) }
 // found. Kept apart from the walk: a tight loop of loads and adds, where
 // the walk has enough state to keep the registers busy.
 //
-// Features ending inside the content zone z (zone.go) add their
-// content-zone weight too.
-func (o *featureSink) sum(w []int8, z zone, bits uint8) {
+// Features ending inside the content zone z (zone.go) weigh wz[bucket]
+// instead: half their own weight plus their content-zone weight
+// (zoneWeights). wz may be nil when z is empty.
+func (o *featureSink) sum(w []int8, wz []int16, z zone) {
 	o.cum = grow(o.cum, len(o.feats)+1)
-	cum := o.cum[1:]
+	o.cum[0] = 0
 	kz, ke := firstFeature(o.feats, z.from), firstFeature(o.feats, z.to)
-	var sum int32
-	for k, f := range o.feats[:kz] {
+	sum := sumRun(w, o.feats[:kz], o.cum[1:kz+1], 0)
+	if ke > kz {
+		// The table has an entry for every bucket: the compiler cannot
+		// know it, so it is resliced to the weights' length, which
+		// lets it drop the bound check on loads at a bucket < len(w).
+		wz = wz[:len(w)]
+		cum := o.cum[kz+1 : ke+1]
+		for k, f := range o.feats[kz:ke] {
+			sum += int32(wz[f.bucket])
+			cum[k] = sum
+		}
+	}
+	sumRun(w, o.feats[ke:], o.cum[ke+1:], sum)
+}
+
+// sumRun writes to cum the running sums, from sum on, of the weights of
+// feats (as many as cum has room for) and returns the last.
+func sumRun(w []int8, feats []feature, cum []int32, sum int32) int32 {
+	cum = cum[:len(feats)]
+	for k, f := range feats {
 		sum += int32(w[f.bucket])
 		cum[k] = sum
 	}
-	for k, f := range o.feats[kz:ke] {
-		sum += int32(w[f.bucket])>>1 + int32(w[zoneBucket(f.bucket, bits)])
-		cum[kz+k] = sum
-	}
-	for k, f := range o.feats[ke:] {
-		sum += int32(w[f.bucket])
-		cum[ke+k] = sum
-	}
+	return sum
 }
 
 // charGrams holds what the character n-grams of a spec need per length n:
@@ -430,6 +442,6 @@ func (sp *featureSpec) extract(s string, out *featureSink, weights []int8) {
 	out.toks = w.toks
 	out.feats = w.feats[:w.k]
 	if weights != nil {
-		out.sum(weights, zone{len(s), len(s)}, sp.bits)
+		out.sum(weights, nil, zone{len(s), len(s)})
 	}
 }

@@ -35,6 +35,29 @@ type Model struct {
 	size  [2][sizeBuckets]float32
 	scale float32
 	w     []int8
+	// zoneW is what a feature in the content zone weighs, by bucket,
+	// built from w on first use (zoneWeights).
+	zoneW struct {
+		once sync.Once
+		w    []int16
+	}
+}
+
+// zoneWeights returns, for every bucket b, what a feature of bucket b
+// ending in the content zone weighs: half its own weight plus the weight
+// of its content-zone bucket (zone.go). Looking one number up per
+// feature spares the scoring a hash and a second load per feature, and
+// most of a pasted document is content zone. w never changes once the
+// model is built, so neither does the table.
+func (m *Model) zoneWeights() []int16 {
+	m.zoneW.once.Do(func() {
+		wz := make([]int16, len(m.w))
+		for b := range wz {
+			wz[b] = int16(m.w[b])>>1 + int16(m.w[zoneBucket(uint32(b), m.spec.bits)])
+		}
+		m.zoneW.w = wz
+	})
+	return m.zoneW.w
 }
 
 // Threshold is the probability cut-off chosen when the model was trained.
@@ -260,7 +283,7 @@ func windowOfBlocks(k, half, count, n int) (int, int) {
 func (m *Model) score(s string, z zone, window int, sc *scratch) windowScore {
 	out := &sc.out
 	m.spec.extract(s, out, nil)
-	out.sum(m.w, z, m.spec.bits)
+	out.sum(m.w, m.zoneWeights(), z)
 	sc.hits = rules.match(s, out.toks, sc.hits[:0])
 	half, count := blockLayout(len(s), window)
 	if cap(sc.blocks) < count {
@@ -347,24 +370,18 @@ const (
 
 // forContentWindows calls fn with the byte range [a, e) of every short
 // window of the content zone z and the range [i, j) of the features
-// ending inside it. The features are in order of their end offset, so both
-// bounds only move forward.
+// ending inside it. The features are in order of their end offset, so
+// both bounds are found by binary search: a window holds about 200
+// features, and stepping over them one by one cost more than the rest of
+// the window's scoring.
 func forContentWindows(feats []feature, z zone, fn func(a, e, i, j int)) {
 	if z.from >= z.to {
 		return
 	}
 	n := z.to
-	i, j := 0, 0
 	for a := z.from; ; a += contentStride {
 		e := min(a+contentWindow, n)
-		for i < len(feats) && int(feats[i].pos) <= a {
-			i++
-		}
-		j = max(j, i)
-		for j < len(feats) && int(feats[j].pos) <= e {
-			j++
-		}
-		fn(a, e, i, j)
+		fn(a, e, firstFeature(feats, a), firstFeature(feats, e))
 		if e == n {
 			return
 		}
