@@ -118,22 +118,54 @@ const leetEvident = 2
 // so the origin map stays valid. Only tokens with a digit or symbol in them
 // can change, so it skips from one such byte to the next (most text has
 // few) and examines the token around it.
+//
+// The second pass, for a text evidently in leetspeak, visits only the
+// tokens the first one examined, which it remembers (up to len(seen) of
+// them; more and it walks the text again). That is exact: folding turns
+// digits and symbols into letters, all of them token bytes, so it moves
+// no token boundary and only removes digits and symbols, and every token
+// holding one after the first pass held it before.
 func foldLeet(b []byte) {
-	if forEachLeetToken(b, foldToken) >= leetEvident {
-		forEachLeetToken(b, foldTokenEvident)
+	var seen [64]leetToken
+	n, tokens := forEachLeetToken(b, foldToken, seen[:0])
+	if n < leetEvident {
+		return
+	}
+	if len(tokens) == cap(tokens) {
+		forEachLeetToken(b, foldTokenEvident, nil)
+		return
+	}
+	for _, tk := range tokens {
+		t := b[tk.start:tk.end]
+		letters, leet := 0, false
+		for _, c := range t {
+			if isLower(c) {
+				letters++
+			} else {
+				leet = true
+			}
+		}
+		if leet {
+			foldTokenEvident(t, letters)
+		}
 	}
 }
 
+// leetToken is a token forEachLeetToken examined: b[start:end].
+type leetToken struct{ start, end int32 }
+
 // forEachLeetToken calls fold on every token of b that holds a digit or
-// symbol, with its letter count, and returns how many it folded.
-func forEachLeetToken(b []byte, fold func(t []byte, letters int) bool) int {
+// symbol, with its letter count, and returns how many it folded. With
+// room in seen, it appends the tokens it examines there, as long as
+// there is room, and returns it.
+func forEachLeetToken(b []byte, fold func(t []byte, letters int) bool, seen []leetToken) (int, []leetToken) {
 	n := 0
 	for i := 0; i < len(b); {
 		for i < len(b) && leetClass[b[i]]&lcLeet == 0 {
 			i++
 		}
 		if i == len(b) {
-			return n
+			return n, seen
 		}
 		// The token around b[i]: back to its start (never into the last
 		// token examined, which ended before a non-token byte), then on
@@ -148,11 +180,14 @@ func forEachLeetToken(b []byte, fold func(t []byte, letters int) bool) int {
 				letters++
 			}
 		}
+		if len(seen) < cap(seen) {
+			seen = append(seen, leetToken{int32(j), int32(i)})
+		}
 		if fold(b[j:i], letters) {
 			n++
 		}
 	}
-	return n
+	return n, seen
 }
 
 // foldTokenEvident folds a token of a text evidently in leetspeak: every
