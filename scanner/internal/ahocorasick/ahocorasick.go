@@ -214,11 +214,11 @@ func (a *Automaton) Find(s string, buf []Hit) ([]Hit, bool) {
 	t := s[mid:]
 	var ok bool
 	for i := 0; i < mid; i++ {
-		na := delta[sa+uint32(class[s[i]])]
-		nb := delta[sb+uint32(class[t[i]])]
+		var na, nb uint32
+		i, na, nb = a.walk2(s[:mid], t[:mid], i, sa, sb)
 		sa, sb = na&^hasOut, nb&^hasOut
-		if (na|nb)&hasOut == 0 {
-			continue
+		if i == mid {
+			break
 		}
 		if na&hasOut != 0 {
 			if ha, ok = a.emit(ha, sa, i+1, 0, mid); !ok {
@@ -254,6 +254,30 @@ func (a *Automaton) Find(s string, buf []Hit) ([]Hit, bool) {
 	// Close the gap so the hits are contiguous.
 	m := copy(buf[len(ha):], hb)
 	return buf[:len(ha)+m], true
+}
+
+// walk2 steps Find's two streams over s[i:] and t[i:] (of one length)
+// from states sa and sb. At the first byte k where either enters a state
+// with outputs it returns k and both streams' delta entries for that byte;
+// when none does, len(s) and the last states. Hits are rare, so the loop
+// that finds the next one is a function of its own: its few variables
+// stay in registers, where in Find, beside the hit handling's, the
+// compiler stored and reloaded them at every byte (and inlined, they
+// would be there again).
+//
+//go:noinline
+func (a *Automaton) walk2(s, t string, i int, sa, sb uint32) (int, uint32, uint32) {
+	delta, class := a.delta, &a.class
+	t = t[:len(s)]
+	for ; i < len(s); i++ {
+		na := delta[sa+uint32(class[s[i]])]
+		nb := delta[sb+uint32(class[t[i]])]
+		if (na|nb)&hasOut != 0 {
+			return i, na, nb
+		}
+		sa, sb = na, nb
+	}
+	return i, sa, sb
 }
 
 // findShort is the single-stream walk for texts too short to split.
