@@ -139,12 +139,21 @@ func (d *decoder) scan() {
 				i++
 				continue
 			}
+			// The word is packed (packWord) as it is walked; only
+			// words of up to maxWord letters keep all of theirs, and
+			// only those are looked up.
 			word := i
-			for i++; i < len(s) && byteClass[s[i]]&clAlpha != 0; i++ {
+			key := uint64(letterCodes[s[i]])
+			for i++; i < len(s); i++ {
+				c := s[i]
+				if byteClass[c]&clAlpha == 0 {
+					break
+				}
+				key = key<<5 | uint64(letterCodes[c])
 			}
 			letters += i - word
 			if n := i - word; n >= minWord && n <= maxWord {
-				d.word(word, i)
+				d.word(word, i, key)
 			}
 		}
 		if tok == i {
@@ -430,14 +439,14 @@ func (d *decoder) add(enc string, a, b int, text string) {
 const minWord, maxWord = 3, 12
 
 // word records the statistics of the word s[a:b], a run of minWord to
-// maxWord ASCII letters.
-func (d *decoder) word(a, b int) {
+// maxWord ASCII letters packed into key (packWord).
+func (d *decoder) word(a, b int, key uint64) {
 	if d.firstWordStart < 0 {
 		d.firstWordStart = a
 	}
 	d.lastWordFinish = b
 	d.words++
-	switch knownWords.lookup(packWord(d.s[a:b])) {
+	switch knownWords.lookup(key) {
 	case wordEnglish:
 		d.direct++
 	case wordROT13:
