@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/internal/dataset"
 )
 
 // The Folded view as it was computed before the fast path (two appends per
@@ -386,6 +388,32 @@ func TestFoldMatchesReference(t *testing.T) {
 	for _, s := range []string{bench2KASCII, bench2KMixed, bench16K} {
 		checkFoldMatchesReference(t, s)
 	}
+}
+
+// TestFoldMatchesReferenceData checks the fold against the reference on
+// real traffic: the IFEval and MT-bench everyday sets beside the
+// injection scanner and, when present, the labelled dev set, whose
+// attacks spell with leetspeak, letter spacing and look-alike letters.
+func TestFoldMatchesReferenceData(t *testing.T) {
+	type row struct {
+		Text string `json:"text"`
+	}
+	files := []string{"injection/testdata/everyday_ifeval.jsonl", "injection/testdata/everyday_mtbench.jsonl"}
+	if dir := dataset.Dir(); dir != "" {
+		files = append(files, dir+"/injection/dev.jsonl")
+	}
+	n := 0
+	for _, file := range files {
+		rows, err := dataset.ReadJSONL[row](file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			checkFoldMatchesReference(t, r.Text)
+		}
+		n += len(rows)
+	}
+	t.Logf("%d texts agree", n)
 }
 
 func FuzzFoldMatchesReference(f *testing.F) {
