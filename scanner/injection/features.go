@@ -145,22 +145,14 @@ func (o *featureSink) sum(w []int8, wz []int16, z zone) {
 	kz, ke := firstFeature(o.feats, z.from), firstFeature(o.feats, z.to)
 	sum := sumRun(w, o.feats[:kz], o.cum[1:kz+1], 0)
 	if ke > kz {
-		// The table has an entry for every bucket: the compiler cannot
-		// know it, so it is resliced to the weights' length, which
-		// lets it drop the bound check on loads at a bucket < len(w).
-		wz = wz[:len(w)]
-		cum := o.cum[kz+1 : ke+1]
-		for k, f := range o.feats[kz:ke] {
-			sum += int32(wz[f.bucket])
-			cum[k] = sum
-		}
+		sum = sumRun(wz, o.feats[kz:ke], o.cum[kz+1:ke+1], sum)
 	}
 	sumRun(w, o.feats[ke:], o.cum[ke+1:], sum)
 }
 
-// sumRun writes to cum the running sums, from sum on, of the weights of
-// feats (as many as cum has room for) and returns the last.
-func sumRun(w []int8, feats []feature, cum []int32, sum int32) int32 {
+// sumRun writes to cum the running sums, from sum on, of the weights w
+// of feats (cum has room for them all) and returns the last.
+func sumRun[W int8 | int16](w []W, feats []feature, cum []int32, sum int32) int32 {
 	cum = cum[:len(feats)]
 	for k, f := range feats {
 		sum += int32(w[f.bucket])
