@@ -287,6 +287,7 @@ func (w *walk) ascii(s string, i int) int {
 	roll, lastSp := w.roll, w.lastSp
 	wordFrom, h := w.wordFrom, w.wordHash
 	prevWord, havePrev := w.prevWord, w.havePrev
+walk:
 	for i < len(s) {
 		c := s[i]
 		if wordByte[c] {
@@ -299,6 +300,7 @@ func (w *walk) ascii(s string, i int) int {
 			if wordFrom < 0 {
 				wordFrom, h = i, fnvOffset
 			}
+			lastSp = false
 			for {
 				h = (h ^ uint64(c)) * fnvPrime
 				roll = roll<<8 | uint64(c)
@@ -306,7 +308,7 @@ func (w *walk) ascii(s string, i int) int {
 				feats[k] = feature{pos: uint32(i), bucket: mix(uint64(uint32(roll))^salt, bits)}
 				k++
 				if i == len(s) {
-					break
+					break walk
 				}
 				// Two tests rather than one condition: the compiler
 				// turns a compound one into flags it then tests again.
@@ -314,18 +316,13 @@ func (w *walk) ascii(s string, i int) int {
 					break
 				}
 				if c == placeholder[0] && len(s)-i >= len(placeholder) && maybePlaceholder(s, i) {
-					break
+					break walk
 				}
 			}
-			lastSp = false
-			if i == len(s) || wordByte[s[i]] {
-				break // at the end or the placeholder
-			}
-			// On with the separator that ended the word, in this
+			// On with the separator c that ended the word, in this
 			// iteration: a pass through the loop's head costs more
 			// than its body, as the compiler shuffles the state
 			// between registers there.
-			c = s[i]
 		}
 		if c >= utf8.RuneSelf {
 			break
