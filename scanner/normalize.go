@@ -547,7 +547,13 @@ func (f *folder) run() {
 					break
 				}
 			}
-			f.emit(' ', i)
+			if f.sparse && int32(i-len(f.buf)) == f.by {
+				// emit, for the common case: ASCII text where no byte
+				// was dropped since the last shift.
+				f.buf = append(f.buf, ' ')
+			} else {
+				f.emit(' ', i)
+			}
 			i = j
 			continue
 		}
