@@ -153,7 +153,14 @@ func (d *decoder) scan() {
 			}
 			letters += i - word
 			if n := i - word; n >= minWord && n <= maxWord {
-				d.word(word, i, key)
+				// Most words are neither English nor its ROT13, and
+				// not the first: counted here, without a call.
+				if kind := knownWords.lookup(key); kind == wordUnknown && d.firstWordStart >= 0 {
+					d.words++
+					d.lastWordFinish = i
+				} else {
+					d.word(word, i, kind)
+				}
 			}
 		}
 		if tok == i {
@@ -439,14 +446,15 @@ func (d *decoder) add(enc string, a, b int, text string) {
 const minWord, maxWord = 3, 12
 
 // word records the statistics of the word s[a:b], a run of minWord to
-// maxWord ASCII letters packed into key (packWord).
-func (d *decoder) word(a, b int, key uint64) {
+// maxWord ASCII letters whose packed form (packWord) knownWords knows as
+// kind.
+func (d *decoder) word(a, b int, kind uint8) {
 	if d.firstWordStart < 0 {
 		d.firstWordStart = a
 	}
 	d.lastWordFinish = b
 	d.words++
-	switch knownWords.lookup(key) {
+	switch kind {
 	case wordEnglish:
 		d.direct++
 	case wordROT13:
