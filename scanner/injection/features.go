@@ -284,7 +284,9 @@ func (w *walk) ascii(s string, i int) int {
 	feats, k := w.feats, w.k
 	toks := w.toks[:cap(w.toks)]
 	nt := len(w.toks)
-	roll, lastSp := w.roll, w.lastSp
+	// The stream's last byte is in roll (at least n are): it is a space
+	// exactly when lastSp would be true, one variable less to keep.
+	roll := w.roll
 	wordFrom, h := w.wordFrom, w.wordHash
 	prevWord, havePrev := w.prevWord, w.havePrev
 walk:
@@ -300,7 +302,6 @@ walk:
 			if wordFrom < 0 {
 				wordFrom, h = i, fnvOffset
 			}
-			lastSp = false
 			for {
 				h = (h ^ uint64(c)) * fnvPrime
 				roll = roll<<8 | uint64(c)
@@ -340,18 +341,17 @@ walk:
 			prevWord, havePrev = h, true
 			wordFrom = -1
 		}
-		if !lastSp {
+		if byte(roll) != ' ' {
 			roll = roll<<8 | ' '
 			feats[k] = feature{pos: uint32(i + 1), bucket: mix(uint64(uint32(roll))^salt, bits)}
 			k++
-			lastSp = true
 		}
 		// The rest of a run of ASCII separators adds nothing: the
 		// word is closed and the space pushed.
 		for i++; i < len(s) && s[i] < utf8.RuneSelf && !wordByte[s[i]]; i++ {
 		}
 	}
-	w.k, w.toks, w.roll, w.lastSp = k, toks[:nt], roll, lastSp
+	w.k, w.toks, w.roll, w.lastSp = k, toks[:nt], roll, byte(roll) == ' '
 	w.wordFrom, w.wordHash, w.prevWord, w.havePrev = wordFrom, h, prevWord, havePrev
 	return i
 }
