@@ -126,7 +126,8 @@ const leetEvident = 2
 // no token boundary and only removes digits and symbols, and every token
 // holding one after the first pass held it before.
 func foldLeet(b []byte) {
-	var seen [64]leetToken
+	// 4 KB of stack: a 16 KB prompt has a few hundred such tokens.
+	var seen [512]leetToken
 	n, tokens := forEachLeetToken(b, foldToken, seen[:0])
 	if n < leetEvident {
 		return
