@@ -15,10 +15,11 @@ import (
 // stratified 5-fold cross-validation, recall on attacks (without
 // PurpleLlama's logic-violating slice) and the FPR on benign texts at the
 // threshold the shipped model uses, chosen at a cross-validated FPR of
-// 0.01. The bounds are a ratchet at today's measured figures (recall 0.862
-// at FPR 0.009), which a change may raise but not lower; the goal is recall
-// 0.90 at FPR 0.01. It was lowered once, from 0.85 (0.862 measured) to 0.84
-// (0.844 measured), when
+// 0.01. The bounds are a ratchet at today's measured figures (recall 0.854
+// at FPR 0.010), which a change may raise but not lower by more than the
+// spread between example orders (0.849-0.859 over six orders: the
+// training program's -seeds); the goal is recall 0.90 at FPR 0.01. It was
+// lowered once, from 0.85 (0.862 measured) to 0.84 (0.844 measured), when
 // the content zone learned to end at a quotation's closing quote and to
 // leave a short afterword to a request to the user: 16 fewer of 1,781
 // benign dev texts, and 41 fewer of IFEval's 541 everyday prompts
@@ -169,8 +170,8 @@ func TestEvasion(t *testing.T) {
 // trained on: each source family (the repository its rows come from) is
 // scored by a model trained without it. They are far below the random-fold
 // figures, which is the point of reporting them; the bounds are a ratchet
-// at today's measurement: at the shipped threshold recall 0.745, FPR 0.028,
-// and, ranked on their own, recall 0.740 at FPR 0.02 (0.703 at 0.01). The second is the
+// at today's measurement: at the shipped threshold recall 0.766, FPR 0.036,
+// and, ranked on their own, recall 0.750 at FPR 0.02 (0.721 at 0.01). The second is the
 // steadier figure: the threshold is chosen on the random folds, and where it
 // falls on an unseen source moves with every retraining.
 func TestLeaveOneSourceOut(t *testing.T) {
