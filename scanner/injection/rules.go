@@ -115,11 +115,13 @@ var ruleSource = []struct {
 	// rows", "including but not limited to".
 	{famUnrestricted, "no|without|free|zero of|from|bound|any? by? any|all? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
 	{famUnrestricted, "not|never|isn|aren|isnt|arent t? bound|restricted|constrained|confined|governed by any|the|your? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
-	{famUnrestricted, "uncensored|amoral|unethical|unfiltered|unrestricted|unbounded|immoral|unhinged|unlimited"},
+	{famUnrestricted, "uncensored|amoral|unethical|unfiltered|unrestricted|unrestrained|unbounded|immoral|unhinged|unlimited|unshackled"},
+	// "Devoid of morality or conscience" says "without morals" in other words.
+	{famUnrestricted, "devoid|bereft|lacking|void of any? all? ethic~|moral~|conscience|scruples|restriction~|limit~|filter~|censor~|guideline~|rules"},
 	{famUnrestricted, "safety|content|security|ethical|moderation module~|filter~|check~|guardrail~|restriction~|polic~|system~ *2 disabled|off|removed|deactivated|lifted|suspended|bypassed"},
-	{famUnrestricted, "disable|deactivate|remove|bypass|skip|lift *3 filter~|safety|guardrail~|restriction~|moderation|censorship"},
+	{famUnrestricted, "disable|disabling|deactivate|deactivating|remove|removing|bypass|bypassing|skip|skipping|lift|lifting *3 filter~|safety|guardrail~|restriction~|moderation|censorship"},
 	{famUnrestricted, "no|without remorse|disclaimer~|scruples"},
-	{famUnrestricted, "ignore|ignores|ignoring|bypass|bypasses|violate|violates|break|breaks|circumvent|disregard|disregards|against *3 openai|openais|content|usage|safety|ethical|ethics|moral polic~|filter~|guideline~|rule~|restriction~|safeguard~|principles"},
+	{famUnrestricted, "ignore|ignores|ignoring|bypass|bypasses|bypassing|violate|violates|violating|break|breaks|breaking|circumvent|circumvents|circumventing|disregard|disregards|disregarding|against *3 openai|openais|content|usage|safety|ethical|ethics|moral s? polic~|filter~|guideline~|rule~|restriction~|safeguard~|principles"},
 	{famUnrestricted, "doesn|dont|don|does|do not? t? care|abide|adhere|comply|follow *4 ethic~|moral~|legal~|polic~|law~|rule~|guideline~|restriction~"},
 	{famUnrestricted, "not|never refuse|decline|deny *3 request~|question~|anything|prompt~"},
 	{famUnrestricted, "cannot|can|can't|never|will|won refuse|reject"},
