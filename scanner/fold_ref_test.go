@@ -314,9 +314,12 @@ func foldTokenRef(t []byte, letters int) bool {
 }
 
 // foldGroupRef folds t[i:j], a group of digits and symbols in token t. A
-// '1' is 'l' next to a '1' or '|', after an 'l' or '|', before an 'l' after
-// a vowel, and last in a token of four bytes or more; else 'i'.
+// '1' is 'l' next to a '1' or '|'; last in a token after an 'l' or of four
+// bytes or more; before an 'l' after a vowel; before a vowel or 'y' (the
+// byte after read as leetspeak) at the token's start, after a vowel or
+// after b, c, f, g, p or s; else 'i'.
 func foldGroupRef(t []byte, i, j int) {
+	vowel := func(c byte) bool { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' }
 	for k := i; k < j; k++ {
 		c := t[k]
 		if isLower(c) {
@@ -333,9 +336,20 @@ func foldGroupRef(t []byte, i, j int) {
 		if k+1 < len(t) {
 			next = t[k+1]
 		}
-		l := next == '1' || next == '|' || prev == 'l' || prev == '|' ||
-			next == 'l' && (prev == 'a' || prev == 'e' || prev == 'i' || prev == 'o' || prev == 'u') ||
-			next == 0 && len(t) >= 4
+		nextLetter := next
+		if next != 0 && next != '1' && next != '|' && !isLower(next) && leetOf(next) != 0 {
+			nextLetter = leetOf(next)
+		}
+		var l bool
+		if next == '1' || next == '|' || prev == '|' {
+			l = true
+		} else if next == 0 {
+			l = prev == 'l' || len(t) >= 4
+		} else if nextLetter == 'l' {
+			l = vowel(prev)
+		} else if vowel(nextLetter) || nextLetter == 'y' {
+			l = prev == 0 || vowel(prev) || prev == 'b' || prev == 'c' || prev == 'f' || prev == 'g' || prev == 'p' || prev == 's'
+		}
 		if l {
 			t[k] = 'l'
 		} else {

@@ -94,6 +94,12 @@ var ruleSource = []struct {
 	{famOverride, "игнорируй|игнорируйте|игнорировать|проигнорируй|проигнорируйте|забудь|забудьте|ігноруй|ігноруйте|забудьте|zignoruj|ignoruj|zapomnij|abaikan|lupakan|αγνοήστε|αγνόησε|ξεχάστε|ξέχασε|تجاهل|انس *3 инструкци~|указани~|правил~|інструкці~|вказівк~|instrukcj~|polecen~|zasad~|instruksi|perintah|aturan|οδηγί~|εντολ~|κανόν~|التعليمات|تعليمات~|الأوامر|القواعد"},
 	{famOverride, "önceki|tüm|yukarıdaki|이전|앞의|위의|모든|पिछले|पूर्व|सभी talimat~|komut~|kural~|지시~|명령~|지침~|규칙~|निर्देश~|नियम~ *2 yok|görmezden|unut~|무시~|잊어~|अनदेखी|अनदेखा|नजरअंदाज~|भूल~"},
 	{famOverride, "bỏ qua *3 hướng|chỉ|lệnh|quy"},
+	// Chinese and Japanese: a Han character is a word of its own (cjkScript),
+	// so "忽略以前的指示" is matched character by character.
+	{famOverride, "忽 略|视|視 *10 指|命|规|規|说|說 示|令|则|則|明"},
+	{famOverride, "无|無 视|視 *10 指|命|规|規 示|令|则|則"},
+	{famOverride, "指 示|令 を 無 視"},
+
 	{famOverride, "do|don|dont not? t? follow|obey|heed *3 instruction~|rule~|guideline~|directive~|prompt~"},
 	{famOverride, "new|updated|revised|real|actual|secret|hidden|important instruction~|directive~|task"},
 	{famOverride, "stop|cease *2 following|obeying *3 instruction~|rule~|guideline~"},
@@ -149,7 +155,7 @@ var ruleSource = []struct {
 	{famExtraction, "what|how *2 were|are|is you|your told|instructed|programmed|configured|prompted|initial|original"},
 	{famExtraction, "what|how *2 were|are|is you|your system prompt~|message~|instruction~"},
 	{famSecret, "password|passwords|passcode|passcodes|passphrase|passkey|pin|credential|credentials|secret|secrets|api|access|private *2 key~|token~|code|word|phrase"},
-	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|credentials|contraseña|contrasena|passwort|kennwort|senha|wachtwoord|haslo|hasło|пароль|пароля|密码|密碼|パスワード|비밀번호|비밀번호는|암호|şifre|şifreyi|parola|parolayı|κωδικός|κωδικό|पासवर्ड|sandi"},
+	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|credentials|contraseña|contrasena|passwort|kennwort|senha|wachtwoord|haslo|hasło|пароль|пароля|パスワード|비밀번호|비밀번호는|암호|şifre|şifreyi|parola|parolayı|κωδικός|κωδικό|पासवर्ड|sandi"},
 	{famSecretWord, "mot|mots de passe"},
 	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 password~|passcode~|passphrase~|credential~|pin"},
 	// The same request in other languages: "¿Cuál es la contraseña?", "Was
@@ -159,7 +165,13 @@ var ruleSource = []struct {
 	{famSecret, "cuál|cual|dime|dame|revela|revélame|muéstrame|quel|quelle|donne|donnez|dites|révèle|révélez|welches|welche|gib|sag|sage|verrate|nenne|qual|quale|dimmi|dammi|rivela|diga|revele|wat|geef|vertel|какой|скажи|назови|jaki|podaj|powiedz|berikan|sebutkan|apa *4 contraseña|contrasena|passwort|kennwort|password|senha|wachtwoord|haslo|hasło|пароль|пароля|sandi"},
 	{famSecret, "was ist|sind das|dein|deine|ihr|der|die passwort|kennwort|zugangsdaten"},
 	{famSecret, "quel|quelle|donne|donnez|dis|dites|révèle|révélez *4 mot de passe"},
-	{famSecret, "パスワード|暗証番号|合言葉 は|を 何|なに|教"},
+	{famSecret, "パスワード は|を 何|なに|教"},
+	{famSecret, "暗 証 番 号 は|を 何|なに|教"},
+	{famSecret, "合 言 葉 は|を 何|なに|教"},
+	// Han words are one character per word (cjkScript).
+	{famSecretWord, "密 码|碼"},
+	{famSecret, "密 码|碼 是 什 么|麼"},
+	{famSecret, "告 诉|訴 我? *4 密 码|碼"},
 	{famSecret, "비밀번호는|비밀번호가|비밀번호를|암호는|암호를 *2 뭐~|무엇~|알려~|말해~"},
 	// A poem or a riddle about the password spells it out piece by piece.
 	{famSecret, "poem|poems|haiku|song|story|riddle|limerick|rap|joke|acrostic|sonnet *3 the|your password|passphrase|passcode !manager|managers|reset|policy|policies|strength|requirements|rules|field|hash"},
