@@ -183,7 +183,7 @@ func TestExtractMatchesReference(t *testing.T) {
 }
 
 func FuzzExtractMatchesReference(f *testing.F) {
-	for _, s := range []string{"", "ab cd", "naïve insert prompt here x", "a\xffb"} {
+	for _, s := range []string{"", "ab cd", "naïve insert prompt here x", "a\xffb", "中a中1パスは忽略", "x_中_yー"} {
 		f.Add(s)
 	}
 	f.Fuzz(checkExtract)
