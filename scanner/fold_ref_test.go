@@ -383,7 +383,7 @@ var foldCases = []string{
 	"", " ", "  ", "a", "A", "\n\n", "Hello,  World!\n\nNew paragraph.\t\tTabbed.  ",
 	"i g n o r e  a l l previous", "I.G.N.O.R.E this", "s-e-c-r-e-t p_a_s_s", "1 g n 0 r 3 it",
 	"a b c", "I am a cat", "1 3 5 7 9", "J. R. R. Tolkien", "a b c d  e fine", "a b c d", "x y z w ",
-	"h4ck the pl4net", "l33t pa$$word", "d!s(|aim", "1gnore 0bey @dmin $ecret", "1gn0r3 h4ck3",
+	"h4ck the pl4net", "l33t pa$$word", "d!s(|aim", "1gnore 0bey @dmin $ecret", "1gn0r3 h4ck3", "p1e4$3 r3p1y 1n 7h3 p1ac3", "de1ete fi13 f1o4+ l1n3 m0r4l1z1n9", "1ea6u3 1ink c1ear",
 	"version 3.5", "call +1 (555) 123-4567 now", "mp3 python3 gpt4", "10am 5th 3rd", "ab1000cd",
 	"hello! (see) a|b", "costs $5 or US$7", "ÉCOLE ȺȾ ẞ", "Ｉｇｎоrе all", "ig\u200Bnore",
 	"a\u00A0\u00A0b\u2003c", "i\u00A0g\u00A0n\u00A0o\u00A0r\u00A0e", "ﬁx Ａb", "e\u0301cole", "x  ",
