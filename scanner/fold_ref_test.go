@@ -316,9 +316,12 @@ func foldTokenRef(t []byte, letters int) bool {
 }
 
 // foldGroupRef folds t[i:j], a group of digits and symbols in token t. A
-// '1' is 'l' next to a '1' or '|', after an 'l' or '|', before an 'l' after
-// a vowel, and last in a token of four bytes or more; else 'i'.
+// '1' is 'l' next to a '1' or '|'; last in a token after an 'l' or of four
+// bytes or more; before an 'l' after a vowel; before a vowel or 'y' (the
+// byte after read as leetspeak) at the token's start, after a vowel or
+// after b, c, f, g, p or s; else 'i'.
 func foldGroupRef(t []byte, i, j int) {
+	vowel := func(c byte) bool { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' }
 	for k := i; k < j; k++ {
 		c := t[k]
 		if isLower(c) {
@@ -335,9 +338,20 @@ func foldGroupRef(t []byte, i, j int) {
 		if k+1 < len(t) {
 			next = t[k+1]
 		}
-		l := next == '1' || next == '|' || prev == 'l' || prev == '|' ||
-			next == 'l' && (prev == 'a' || prev == 'e' || prev == 'i' || prev == 'o' || prev == 'u') ||
-			next == 0 && len(t) >= 4
+		nextLetter := next
+		if next != 0 && next != '1' && next != '|' && !isLower(next) && leetOf(next) != 0 {
+			nextLetter = leetOf(next)
+		}
+		var l bool
+		if next == '1' || next == '|' || prev == '|' {
+			l = true
+		} else if next == 0 {
+			l = prev == 'l' || len(t) >= 4
+		} else if nextLetter == 'l' {
+			l = vowel(prev)
+		} else if vowel(nextLetter) || nextLetter == 'y' {
+			l = prev == 0 || vowel(prev) || prev == 'b' || prev == 'c' || prev == 'f' || prev == 'g' || prev == 'p' || prev == 's'
+		}
 		if l {
 			t[k] = 'l'
 		} else {
@@ -371,7 +385,7 @@ var foldCases = []string{
 	"", " ", "  ", "a", "A", "\n\n", "Hello,  World!\n\nNew paragraph.\t\tTabbed.  ",
 	"i g n o r e  a l l previous", "I.G.N.O.R.E this", "s-e-c-r-e-t p_a_s_s", "1 g n 0 r 3 it",
 	"a b c", "I am a cat", "1 3 5 7 9", "J. R. R. Tolkien", "a b c d  e fine", "a b c d", "x y z w ",
-	"h4ck the pl4net", "l33t pa$$word", "d!s(|aim", "1gnore 0bey @dmin $ecret", "1gn0r3 h4ck3",
+	"h4ck the pl4net", "l33t pa$$word", "d!s(|aim", "1gnore 0bey @dmin $ecret", "1gn0r3 h4ck3", "p1e4$3 r3p1y 1n 7h3 p1ac3", "de1ete fi13 f1o4+ l1n3 m0r4l1z1n9", "1ea6u3 1ink c1ear",
 	"version 3.5", "call +1 (555) 123-4567 now", "mp3 python3 gpt4", "10am 5th 3rd", "ab1000cd",
 	"hello! (see) a|b", "costs $5 or US$7", "ÉCOLE ȺȾ ẞ", "Ｉｇｎоrе all", "ig\u200Bnore",
 	"a\u00A0\u00A0b\u2003c", "i\u00A0g\u00A0n\u00A0o\u00A0r\u00A0e", "ﬁx Ａb", "e\u0301cole", "x  ",

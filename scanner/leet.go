@@ -296,11 +296,8 @@ func foldToken(t []byte, letters int) bool {
 }
 
 // foldGroup replaces the digits and symbols of t[i:j] by the letters they
-// read as; letters stay. A '1' stands for 'l' as often as for 'i', and
-// reads as 'l' where English says so: next to another '1' or a '|' ("a11",
-// "4|1"), after an 'l' ("@l1"), before an 'l' after a vowel ("te1l",
-// "wi1l"; "k1ll" is "kill"), and ending a word of four letters or more
-// ("intern@1"; "h1" is "hi").
+// read as; letters stay. A '1' stands for 'l' as often as for 'i'; readsL
+// decides by English spelling.
 func foldGroup(t []byte, i, j int) {
 	for k := i; k < j; k++ {
 		c := t[k]
@@ -314,20 +311,43 @@ func foldGroup(t []byte, i, j int) {
 	}
 }
 
-// readsL reports whether the '1' at t[k] reads as 'l' (see foldGroup).
+// readsL reports whether the '1' at t[k] reads as 'l'. The letter after it
+// is read through leetspeak too ("f1o4t" has an 'o' after the '1'); the one
+// before is already folded. It is an 'l'
+//   - next to another '1' or a '|' ("a11", "4|1", "he1|0");
+//   - ending a word after an 'l' or of four letters or more ("@l1",
+//     "intern@1"; "h1" is "hi");
+//   - before an 'l' after a vowel ("te1l", "wi1l"; "k1ll" is "kill");
+//   - before a vowel at a word's start or after a vowel ("1ast", "1ink",
+//     "de1ete", "fi1e") or after a consonant that English clusters with
+//     an 'l' ("p1ay", "rep1y", "c1ear", "f1ag", "tab1e"; "pr3v1ous",
+//     "med1a" keep an 'i').
+//
+// Everything else is an 'i' ("1gnore", "l1ne", "m0r4l1z1ng").
 func readsL(t []byte, k int) bool {
-	prev, next := byte(0), byte(0)
+	var prev, next byte
 	if k > 0 {
 		prev = t[k-1]
 	}
 	if k+1 < len(t) {
 		next = t[k+1]
+		if next != '1' && next != '|' && !isLower(next) {
+			if l := leetOf(next); l != 0 {
+				next = l
+			}
+		}
 	}
 	switch {
-	case next == '1' || next == '|' || prev == 'l' || prev == '|':
+	case next == '1' || next == '|' || prev == '|':
 		return true
+	case next == 0:
+		return prev == 'l' || len(t) >= 4
 	case next == 'l':
-		return strings.IndexByte("aeiou", prev) >= 0
+		return isVowel(prev)
+	case isVowel(next) || next == 'y':
+		return prev == 0 || isVowel(prev) || strings.IndexByte("bcfgps", prev) >= 0
 	}
-	return next == 0 && len(t) >= 4
+	return false
 }
+
+func isVowel(c byte) bool { return strings.IndexByte("aeiou", c) >= 0 }

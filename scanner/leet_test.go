@@ -30,6 +30,9 @@ func TestTextFolded(t *testing.T) {
 		{name: "plus and bang stay in ordinary text", in: "c++ is fun! +1 to that", want: "c++ is fun! +1 to that"},
 		{name: "a word of symbols alone in leet", in: "7h3 1n73rn@1 r3c0rd5 4|1 0f +h3m", want: "the internal records all of them"},
 		{name: "1 before l after a vowel", in: "t31l m3 wh4t y0u 5ee; k1ll 7h3 pr0c3ss", want: "tell me what you see; kill the process"},
+		{name: "1 before a vowel after a cluster consonant is l", in: "p1e4$3 r3p1y 1n 7h3 p1ac3 0f 7h3 1a5t 1ine", want: "please reply in the place of the last line"},
+		{name: "1 before a consonant or after another consonant is i", in: "l1n3 m0r4l1z1n9 pr3v1ou5 m3d1a 1gn0r3", want: "line moralizing previous media ignore"},
+		{name: "1 between vowels is l", in: "de1ete th3 fi13 va1u3", want: "delete the file value"},
 		{name: "money and phone numbers stay in leet", in: "h4ck th3 b4nk: $5 0r +1 (555) 123", want: "hack the bank: $5 or +1 (555) 123"},
 
 		// Leetspeak left alone.

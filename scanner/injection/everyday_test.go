@@ -63,12 +63,13 @@ func TestEverydayInstructions(t *testing.T) {
 // as an ended sentence, 21 once a greeting marked pasted correspondence, 19
 // once a labelled line marked a transcript, 23 when the leetspeak fold
 // learned symbols and the threshold fell from 0.56 to 0.54, 19 when training
-// took a stronger L2 penalty and twice the epochs).
+// took a stronger L2 penalty and twice the epochs, 16 once edits of the
+// whole message counted as reply manipulation).
 // Its false
 // positives were read when those changes were made, so the count is not an
 // unbiased figure.
 func TestEverydayIFEval(t *testing.T) {
-	const ratchet = 19
+	const ratchet = 16
 	turns := readTurns(t, "testdata/everyday_ifeval.jsonl")
 	detected := falsePositives(t, turns)
 	n := detected[1]

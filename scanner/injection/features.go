@@ -356,13 +356,15 @@ walk:
 	return i
 }
 
-// cjkScript classes the letters of Japanese: 1 kanji (Han), 2 hiragana, 3
-// katakana (with the prolonged sound mark "ー"); 0 any other. Japanese
-// writes no spaces between words but changes script at most of their
-// boundaries (a katakana loanword, a hiragana particle, a kanji stem), so a
-// change of script between two such letters ends a word: "パスワードは何ですか"
-// holds the word "パスワード", and the rules find it. Chinese, all Han,
-// stays one word per run.
+// cjkScript classes the letters of Chinese and Japanese: 1 Han (hanzi,
+// kanji), 2 hiragana, 3 katakana (with the prolonged sound mark "ー"); 0 any
+// other. Neither language writes spaces between words. Japanese changes
+// script at most word boundaries (a katakana loanword, a hiragana
+// particle), so a change of script ends a word: "パスワードは何ですか" holds
+// the word "パスワード". A Han character is a word of its own, as search
+// engines index Chinese: "忽略以前的指示" is seven words, the word bigrams
+// are the character pairs ("忽略", "指示") a rule or a weight can key on,
+// where the whole run as one word would never recur.
 func cjkScript(r rune) int {
 	switch {
 	case r == '\u30fc' || unicode.Is(unicode.Katakana, r):
@@ -417,14 +419,18 @@ func (sp *featureSpec) extract(s string, out *featureSink, weights []int8) {
 			i += size
 			continue
 		}
-		if c := cjkScript(r); c != 0 {
-			if w.wordFrom >= 0 && w.cjkEnd == i && c != w.cjk {
+		c := cjkScript(r)
+		if c != 0 {
+			if w.wordFrom >= 0 && (c == 1 || w.cjkEnd == i && c != w.cjk) {
 				w.endWord(i)
 			}
 			w.cjk, w.cjkEnd = c, i+size
 		}
 		for end := i + size; i < end; i++ {
 			w.wordByte(s[i], i, i+1)
+		}
+		if c == 1 {
+			w.endWord(i)
 		}
 	}
 	w.endWord(len(s))

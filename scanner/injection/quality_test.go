@@ -15,14 +15,18 @@ import (
 // stratified 5-fold cross-validation, recall on attacks (without
 // PurpleLlama's logic-violating slice) and the FPR on benign texts at the
 // threshold the shipped model uses, chosen at a cross-validated FPR of
-// 0.01. The bounds are a ratchet at today's measured figures (recall 0.862
-// at FPR 0.009), which a change may raise but not lower; the goal is recall
-// 0.90 at FPR 0.01. It was lowered once, from 0.85 (0.862 measured) to 0.84
-// (0.844 measured), when
-// the content zone learned to end at a quotation's closing quote and to
-// leave a short afterword to a request to the user: 16 fewer of 1,781
-// benign dev texts, and 41 fewer of IFEval's 541 everyday prompts
-// (everyday_test.go), were flagged, at the cost of 7 of 384 attacks.
+// 0.01. The bounds are a ratchet at today's measured figures (recall 0.859
+// at FPR 0.010), which a change may raise but not lower by more than the
+// spread between example orders: one order's recall moves by about 0.01
+// from order to order (0.859-0.865 over six orders, mean 0.863: the
+// training program's -seeds), so changes are judged by the mean and this
+// bound sits below the spread. The goal is recall 0.90 at FPR 0.01. It was
+// lowered from 0.85 (0.862 measured) to 0.84 (0.844 measured) when the
+// content zone learned to end at a quotation's closing quote and to leave
+// a short afterword to a request to the user: 16 fewer of 1,781 benign dev
+// texts, and 41 fewer of IFEval's 541 everyday prompts (everyday_test.go),
+// were flagged, at the cost of 7 of 384 attacks. It was back at 0.85 once
+// the rules of 2026-11-25 evening raised the mean over orders to 0.863.
 const (
 	minRecall = 0.85
 	maxFPR    = 0.012
@@ -169,8 +173,8 @@ func TestEvasion(t *testing.T) {
 // trained on: each source family (the repository its rows come from) is
 // scored by a model trained without it. They are far below the random-fold
 // figures, which is the point of reporting them; the bounds are a ratchet
-// at today's measurement: at the shipped threshold recall 0.745, FPR 0.028,
-// and, ranked on their own, recall 0.740 at FPR 0.02 (0.703 at 0.01). The second is the
+// at today's measurement: at the shipped threshold recall 0.794, FPR 0.028,
+// and, ranked on their own, recall 0.792 at FPR 0.02 (0.763 at 0.01). The second is the
 // steadier figure: the threshold is chosen on the random folds, and where it
 // falls on an unseen source moves with every retraining.
 func TestLeaveOneSourceOut(t *testing.T) {
@@ -188,8 +192,8 @@ func TestLeaveOneSourceOut(t *testing.T) {
 	if len(names) < 5 {
 		t.Errorf("%d source families, want the data set's 5", len(names))
 	}
-	if r := ev.Overall.Recall(); r < 0.73 {
-		t.Errorf("leave-one-source-out recall %.3f < 0.73", r)
+	if r := ev.Overall.Recall(); r < 0.77 {
+		t.Errorf("leave-one-source-out recall %.3f < 0.77", r)
 	}
 	if f := ev.Overall.FPR(); f > 0.06 {
 		t.Errorf("leave-one-source-out FPR %.3f > 0.06", f)
@@ -202,7 +206,7 @@ func TestLeaveOneSourceOut(t *testing.T) {
 	}
 	ranked := Evaluate(examples, probs, ChooseThreshold(probs, labels, use, 0.02)).Overall
 	t.Logf("ranked on their own: recall %.3f at FPR %.3f", ranked.Recall(), ranked.FPR())
-	if r := ranked.Recall(); r < 0.73 {
-		t.Errorf("leave-one-source-out recall at its own FPR 0.02: %.3f < 0.73", r)
+	if r := ranked.Recall(); r < 0.77 {
+		t.Errorf("leave-one-source-out recall at its own FPR 0.02: %.3f < 0.77", r)
 	}
 }

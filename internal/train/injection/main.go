@@ -43,6 +43,7 @@ func main() {
 	extra := flag.String("extra", "scanner/injection/testdata/handwritten.jsonl", "hand-written examples, trained on in every fold and never scored (\"\" for none)")
 	ownRequests := flag.Bool("own-requests", true, "train on planted instructions restated as the user's own request (negatives)")
 	loso := flag.Bool("loso", true, "also report leave-one-source-out figures")
+	seed := flag.Uint64("seed", 0, "example order to train and cross-validate with (0: default, 1)")
 	seeds := flag.Int("seeds", 1, "also report the figures of models trained on this many example orders (seeds 1..N), with their mean and range")
 	dry := flag.Bool("n", false, "cross-validate only, do not write the model")
 	showErrors := flag.Bool("errors", false, "list the texts cross-validation gets wrong (first 160 bytes)")
@@ -54,7 +55,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	opt := injection.TrainOptions{Window: *window, Lambda: *lambda, Epochs: *epochs, Exclude: injection.LogicViolating, OwnRequests: *ownRequests}
+	opt := injection.TrainOptions{Window: *window, Lambda: *lambda, Epochs: *epochs, Exclude: injection.LogicViolating, OwnRequests: *ownRequests, Seed: *seed}
 	if *extra != "" {
 		if opt.Extra, err = dataset.ReadJSONL[injection.Example](*extra); err != nil {
 			log.Fatal(err)
