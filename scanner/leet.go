@@ -156,9 +156,9 @@ func foldLeet(b []byte) {
 type leetToken struct{ start, end int32 }
 
 // forEachLeetToken calls fold on every token of b that holds a digit or
-// symbol, with its letter count, and returns how many it folded. With
-// room in seen, it appends the tokens it examines there, as long as
-// there is room, and returns it.
+// symbol, with its letter count, and returns how many it folded. It
+// appends the tokens it examines to seen while seen has room, and returns
+// seen too.
 func forEachLeetToken(b []byte, fold func(t []byte, letters int) bool, seen []leetToken) (int, []leetToken) {
 	n := 0
 	for i := 0; i < len(b); {
