@@ -428,6 +428,9 @@ func (m *Model) margin(sum, n int32, fams uint32) float64 {
 	if n > 0 {
 		margin += float64(m.scale) * float64(sum) / math.Sqrt(float64(n))
 	}
+	if fams == 0 {
+		return margin // most windows hit no rule family
+	}
 	for f := family(0); f < numFamilies; f++ {
 		if fams&(1<<f) != 0 {
 			margin += float64(m.fam[f])
