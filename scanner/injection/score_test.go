@@ -82,9 +82,26 @@ func refScore(m *Model, s string, z zone, window int) windowScore {
 	return best
 }
 
+// everydayTexts are the texts of the IFEval and MT-bench everyday sets:
+// ordinary requests, long and short, with lists, code and quotations, which
+// the dev set lacks.
+func everydayTexts(t *testing.T) []string {
+	t.Helper()
+	var texts []string
+	for _, file := range []string{"testdata/everyday_ifeval.jsonl", "testdata/everyday_mtbench.jsonl"} {
+		for _, r := range readTurns(t, file) {
+			texts = append(texts, r.Text)
+		}
+	}
+	return texts
+}
+
 // TestScoreMatchesReference checks Model.score against refScore, window
-// for window, on the test cases, long windowed texts, the placeholder and,
-// when present, every text of the data set.
+// for window, and the feature walk against extractRef, on the test cases,
+// long windowed texts, the placeholder, the everyday sets and, when
+// present, every text of the data set, in the zones of a user message, a
+// tool result (all content) and an assistant turn (none): a feature, a
+// score or a window that differs changes a verdict.
 func TestScoreMatchesReference(t *testing.T) {
 	m, err := ShippedModel()
 	if err != nil {
@@ -96,6 +113,7 @@ func TestScoreMatchesReference(t *testing.T) {
 	for _, c := range cases {
 		texts = append(texts, c.text)
 	}
+	texts = append(texts, everydayTexts(t)...)
 	if dir := dataset.Dir(); dir != "" {
 		if rows, err := dataset.ReadJSONL[Example](dir + "/injection/dev.jsonl"); err == nil {
 			for _, r := range rows {
@@ -108,6 +126,7 @@ func TestScoreMatchesReference(t *testing.T) {
 		txt := scanner.NewText(text)
 		view := txt.Folded()
 		s := view.S
+		checkExtract(t, s)
 		_, textZone := contentZone(txt, view, scanner.RoleUser)
 		zones := []zone{{len(s), len(s)}, textZone, {0, len(s)}, {0, len(s) / 2}}
 		for _, w := range []int{m.window, minWindow} {
