@@ -277,6 +277,18 @@ func windowOfBlocks(k, half, count, n int) (int, int) {
 	return k * half, min((k+2)*half, n)
 }
 
+// famsIn is the set of rule families hit in the byte range [a, e) of a
+// text whose content zone is z (famBit), from its hits on words toks.
+func famsIn(hits []hit, toks []token, a, e int, z zone) uint32 {
+	var fams uint32
+	for _, h := range hits {
+		if st := int(toks[h.from].start); st >= a && st < e {
+			fams |= famBit(h.fam, st, z)
+		}
+	}
+	return fams
+}
+
 // score scores the folded text s, whose content zone is z,
 // in windows of w bytes and returns the best window. sc holds the words and
 // rule hits afterwards.
@@ -333,24 +345,14 @@ func (m *Model) score(s string, z zone, window int, sc *scratch) windowScore {
 			continue
 		}
 		i, j := firstFeature(out.feats, a), firstFeature(out.feats, e)
-		var fams uint32
-		for _, h2 := range sc.hits {
-			if st := int(toks[h2.from].start); st >= a && st < e {
-				fams |= famBit(h2.fam, st, z)
-			}
-		}
+		fams := famsIn(sc.hits, toks, a, e, z)
 		margin := m.margin(out.cum[j]-out.cum[i], int32(j-i), fams)
 		if margin > best.margin {
 			best = windowScore{margin: margin, start: a, end: e, fams: fams}
 		}
 	}
 	forContentWindows(out.feats, z, func(a, e, i, j int) {
-		var fams uint32
-		for _, h := range sc.hits {
-			if st := int(toks[h.from].start); st >= a && st < e {
-				fams |= famBit(h.fam, st, z)
-			}
-		}
+		fams := famsIn(sc.hits, toks, a, e, z)
 		margin := m.margin(out.cum[j]-out.cum[i], int32(j-i), fams)
 		if margin > best.margin {
 			best = windowScore{margin: margin, start: a, end: e, fams: fams}

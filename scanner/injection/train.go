@@ -192,12 +192,7 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 			addFeature(counts, feats[i], z, o.spec.bits)
 			n++
 		}
-		var v sparse
-		for _, h2 := range sc.hits {
-			if st := int(toks[h2.from].start); st >= a && st < e {
-				v.fams |= famBit(h2.fam, st, z)
-			}
-		}
+		v := sparse{fams: famsIn(sc.hits, toks, a, e, z)}
 		norm := float32(1 / math.Sqrt(math.Max(float64(n), 1)))
 		for b, c := range counts {
 			v.idx = append(v.idx, b)
@@ -212,12 +207,7 @@ func prepare(ex Example, o TrainOptions, sc *scratch) prepared {
 		for _, f := range feats[i:j] {
 			addFeature(counts, f, z, o.spec.bits)
 		}
-		var v sparse
-		for _, h := range sc.hits {
-			if st := int(toks[h.from].start); st >= a && st < e {
-				v.fams |= famBit(h.fam, st, z)
-			}
-		}
+		v := sparse{fams: famsIn(sc.hits, toks, a, e, z)}
 		norm := float32(1 / math.Sqrt(math.Max(float64(j-i), 1)))
 		for b, c := range counts {
 			v.idx = append(v.idx, b)
