@@ -343,7 +343,7 @@ func foldGroupRef(t []byte, i, j int) {
 			nextLetter = leetOf(next)
 		}
 		var l bool
-		if next == '1' || next == '|' || prev == '|' {
+		if next == '1' || next == '|' {
 			l = true
 		} else if next == 0 {
 			l = prev == 'l' || len(t) >= 4

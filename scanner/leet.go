@@ -313,10 +313,10 @@ func foldGroup(t []byte, i, j int) {
 
 // readsL reports whether the '1' at t[k] reads as 'l'. The letter after it
 // is read through leetspeak too ("f1o4t" has an 'o' after the '1'); the one
-// before is already folded. It is an 'l'
-//   - next to another '1' or a '|' ("a11", "4|1", "he1|0");
-//   - ending a word after an 'l' or of four letters or more ("@l1",
-//     "intern@1"; "h1" is "hi");
+// before is already folded (a '|' there is an 'l' by now). It is an 'l'
+//   - before another '1' or a '|' ("a11", "he1|0"), or after an 'l' or a
+//     '|' at a word's end ("@l1", "4|1");
+//   - ending a word of four letters or more ("intern@1"; "h1" is "hi");
 //   - before an 'l' after a vowel ("te1l", "wi1l"; "k1ll" is "kill");
 //   - before a vowel at a word's start or after a vowel ("1ast", "1ink",
 //     "de1ete", "fi1e") or after a consonant that English clusters with
@@ -338,7 +338,7 @@ func readsL(t []byte, k int) bool {
 		}
 	}
 	switch {
-	case next == '1' || next == '|' || prev == '|':
+	case next == '1' || next == '|':
 		return true
 	case next == 0:
 		return prev == 'l' || len(t) >= 4
