@@ -183,7 +183,10 @@ var ruleSource = []struct {
 	{famExtraction, "developer|developers|creator|creators|operator|operators|company|admin|administrator gave|told|taught|instructed|wrote|programmed you"},
 	{famExtraction, "what|how *2 were|are|is you|your told|instructed|programmed|configured|prompted|initial|original"},
 	{famExtraction, "what|how *2 were|are|is you|your system prompt~|message~|instruction~"},
-	{famSecret, "password|passwords|passcode|passcodes|passphrase|passkey|pin|credential|credentials|secret|secrets|api|access|private *2 key~|token~|code|word|phrase"},
+	// A credential named is a mention ("rotate an AWS access key", "a JSON
+	// schema for API keys"); asked for, it is a request (below).
+	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|passkey|pin|credential|credentials|secret|secrets|api|access|private *2 key~|token~|code|word|phrase"},
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what|whats *4 api|access|secret|private|auth|session|bearer|admin key~|token~"},
 	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|credentials|contraseña|contrasena|passwort|kennwort|senha|wachtwoord|haslo|hasło|пароль|пароля|パスワード|비밀번호|비밀번호는|암호|şifre|şifreyi|parola|parolayı|κωδικός|κωδικό|पासवर्ड|sandi"},
 	{famSecretWord, "mot|mots de passe"},
 	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 password~|passcode~|passphrase~|credential~|pin"},
