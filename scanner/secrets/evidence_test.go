@@ -18,12 +18,25 @@ func TestGenericEvidence(t *testing.T) {
 	// PBES2 salt, both public.
 	jweHeader := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"PBES2-HS256+A128KW","enc":"A256GCM","kid":"Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1","p2s":"f5oteQKho9yx2d-HiLf-9A"}`))
 	const tok = "Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0Ga" // 32 mixed-case, digits
-	tests := []struct{ name, text, want string }{  // want: the secret, "" for clean
+	// jwt is signed JSON of an issuer no rule names; notJWT has the same
+	// shape, but its header names no algorithm, so it signs nothing.
+	b64 := base64.RawURLEncoding.EncodeToString
+	jwt := b64([]byte(`{"alg":"ES256","kid":"k1"}`)) + "." + b64([]byte(`{"sub":"svc-7","aud":"acme","iat":1767225600}`)) + "." + tok
+	notJWT := b64([]byte(`{"typ":"cursor","v":2}`)) + "." + b64([]byte(`{"page":3,"sort":"name"}`)) + "." + tok
+	tests := []struct{ name, text, want string }{ // want: the secret, "" for clean
 		// A credential-named key or word labels the value, in any syntax.
 		{"env assignment", "ACME_API_KEY=" + tok, tok},
 		{"json camelCase", `{"clientSecret": "` + tok + `"}`, tok},
 		{"yaml", "acme:\n  token: " + tok + "\n", tok},
 		{"cli flag", "acmectl login --password Wint3r!2024 --region eu", "Wint3r!2024"},
+		{"cli flag with equals", "acmectl sync --api-key=" + tok + " --dry-run", tok},
+		{"cli flag ending in secret", "acmectl auth --client-secret " + tok, tok},
+		{"cli flag ending in token", "acmeadm join 10.0.0.7:6443 --tls-bootstrap-token k7x4q2.p9m3zt8w5r1vb6yc", "k7x4q2.p9m3zt8w5r1vb6yc"},
+		{"bot token after its word", "bot token: 7123456789:AAH3kLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0GaQ2x", "7123456789:AAH3kLm9Rt4Wv7Yb3Nc6Pd1Kh5Js0GaQ2x"},
+		{"xml element", "<server>\n  <id>acme</id>\n  <username>deploy</username>\n  <password>Wint3r!2024</password>\n</server>", "Wint3r!2024"},
+		{"xml name and value attributes", `<property name="password" value="Wint3r!2024"/>`, "Wint3r!2024"},
+		{"xml key and value attributes", `<add key="AcmeApiKey" value="` + tok + `" />`, tok},
+		{"bare jwt", "curl -b session=" + jwt + " https://acme.test", jwt},
 		{"header", `curl -H "X-Api-Key: ` + tok + `" https://api.acme.test/v1`, tok},
 		{"authorization bearer", "Authorization: Bearer " + tok, tok},
 		{"authorization token scheme", `-H 'Authorization: token ` + tok + `'`, tok},
@@ -138,6 +151,19 @@ func TestGenericEvidence(t *testing.T) {
 		{"secret manager path", "pass a Secret Manager secret: `projects/*/secrets/*/versions/*`", ""},
 		{"jwe header with salt and key id", `"protected": "` + jweHeader + `"`, ""},
 		{"jwt header alone", "header eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9 then", ""},
+		{"dotted base64 json without an algorithm", "next=" + notJWT, ""},
+		{"cli flag naming a file", "acmectl login --password-file /run/secrets/acme_pw", ""},
+		{"cli flag from a variable", `acmectl login --token "$ACME_TOKEN"`, ""},
+		{"cli flag naming a key", "acmectl keys create --key-name deploy-key-2024", ""},
+		{"cli flag with a counting placeholder", "acmeadm join --tls-bootstrap-token abcdef.0123456789abcdef", ""},
+		{"xml element from a property", "<password>${env.ACME_PASSWORD}</password>", ""},
+		{"xml element schema type", "<xs:element><Password>string</Password></xs:element>", ""},
+		{"xml element in prose", "type your <password> and press enter, see </password> docs", ""},
+		{"xml attributes without a value", `<property name="passwordEncoder" ref="bcryptEncoder"/>`, ""},
+		{"xml attributes from a property", `<property name="password" value="${db.password}"/>`, ""},
+		{"xml attributes naming a length", `<add key="PasswordLength" value="12" />`, ""},
+		{"html password field", `<input type="password" name="password" value="">`, ""},
+		{"html value of another name", `<input name="username" value="deploy2024">`, ""},
 		{"base64 json cursor", "next=eyJwYWdlIjoyLCJzb3J0IjoibmFtZSIsIm9yZGVyIjoiYXNjIn0", ""},
 		{"eyJ inside a base64 run", "data:AAAAeyJrIjoiY21sM1JRYjB6RnVYSTNLenRWQkFEaWN2bXI2V202U2IiLCJuIjoiYSJ9", ""},
 	}

@@ -36,7 +36,8 @@ func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
 // shapes of config files and code: KEY=value, key: "value", "key": "value",
 // $key = 'value', key => 'value', key := "value", key == "value" and
 // key.equals("value") (hard-coded comparisons), `key "value"` (Groovy,
-// HCL), `--key value` (a command-line flag) and `key is value` (prose).
+// HCL), `--key value` (a command-line flag), `key is value` (prose), and
+// in XML `<key>value</key>` and `name="key" value="value"`.
 // It is hand written because it runs at every keyword hit: most hits are
 // prose ("the password policy") and fail on the first bytes after the
 // name.
@@ -52,6 +53,11 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 		i++
 	}
 	a.key = s[start:i]
+	if start > 0 && s[start-1] == '<' && i < len(s) && s[i] == '>' {
+		// <password>...</password>: an XML element holds the value
+		// (Maven's settings.xml, SOAP headers, config files).
+		return elementValue(s, a, i+1)
+	}
 	if i < len(s) && s[i] == '(' {
 		// password.equals("..."), secret.Equals("..."): Java's and C#'s
 		// string comparison, read as key == "...".
@@ -70,6 +76,10 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 		if i < len(s) && s[i] == ']' {
 			i++
 		}
+	}
+	if q := attrPairValue(s, start, i); q > 0 {
+		a.op = "="
+		return quotedValue(s, a, q)
 	}
 	j := skipSpaces(s, i)
 	// Operator.
@@ -126,6 +136,46 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 	}
 	a.vs, a.ve = j, end
 	return a, true
+}
+
+// elementValue reads the text of an XML element that starts at s[j] into
+// a: it must end at the element's own closing tag and neither start nor
+// end with a space, so "type your <password> and ..." in prose is no
+// element.
+func elementValue(s string, a assignment, j int) (assignment, bool) {
+	end := j
+	for end < len(s) && end-j < maxQuoted && s[end] != '<' && s[end] != '\n' {
+		end++
+	}
+	if end == j || s[j] == ' ' || s[end-1] == ' ' || !strings.HasPrefix(s[end:], "</") ||
+		!strings.HasPrefix(s[end+2:], a.key) || end+2+len(a.key) >= len(s) || s[end+2+len(a.key)] != '>' {
+		return a, false
+	}
+	a.vs, a.ve, a.quoted, a.op = j, end, true, "="
+	return a, true
+}
+
+// attrPairValue returns where the quoted value of a name/value pair of
+// XML attributes starts, the name being the quoted s[start:i] (with its
+// closing quote): name="password" value="..." (Spring's <property>),
+// key="ApiKey" value="..." (.NET's appSettings). It returns 0 for any
+// other shape; the two attributes must be adjacent.
+func attrPairValue(s string, start, i int) int {
+	if start < 6 || !isQuote(s[start-1]) || s[i-1] != s[start-1] || s[start-2] != '=' {
+		return 0
+	}
+	w := start - 2
+	for w > 0 && start-2-w < 4 && isLetter(s[w-1]) {
+		w--
+	}
+	if name := s[w : start-2]; !strings.EqualFold(name, "name") && !strings.EqualFold(name, "key") || w == 0 || strings.IndexByte(" \t\r\n", s[w-1]) < 0 {
+		return 0
+	}
+	j := skipSpaces(s, i)
+	if j == i || !hasWordFold(s, j, "value=") || j+6 >= len(s) || !isQuote(s[j+6]) {
+		return 0
+	}
+	return j + 6
 }
 
 // quotedValue reads the quoted value that starts at s[j] into a.
