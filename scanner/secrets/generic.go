@@ -139,15 +139,16 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 }
 
 // elementValue reads the text of an XML element that starts at s[j] into
-// a: it must end at the element's own closing tag and neither start nor
-// end with a space, so "type your <password> and ..." in prose is no
-// element.
+// a: one word (text with spaces is a label or a hint, as in JSX's
+// <PasswordHint>Use eight characters</PasswordHint>), ending at the
+// element's own closing tag, so "type your <password> and ..." in prose
+// is no element.
 func elementValue(s string, a assignment, j int) (assignment, bool) {
 	end := j
-	for end < len(s) && end-j < maxQuoted && s[end] != '<' && s[end] != '\n' {
+	for end < len(s) && end-j < maxQuoted && s[end] != '<' && s[end] > ' ' {
 		end++
 	}
-	if end == j || s[j] == ' ' || s[end-1] == ' ' || !strings.HasPrefix(s[end:], "</") ||
+	if end == j || !strings.HasPrefix(s[end:], "</") ||
 		!strings.HasPrefix(s[end+2:], a.key) || end+2+len(a.key) >= len(s) || s[end+2+len(a.key)] != '>' {
 		return a, false
 	}
