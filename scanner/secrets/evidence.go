@@ -454,7 +454,7 @@ func inURLAt(s string, i int) bool {
 // matchCLIPassword finds the password of a command line that passes a user
 // and a password as short flags: "-u admin -p s3cr3t!", "-u Administrator
 // -p braksha" (PsExec, docker login, az login and many other tools),
-// "-u root -pS3cret" (mysql). The MySQL and MariaDB clients take the
+// "-u root -pS3cret" (mysql), "-U sa -P s3cr3t!" (sqlcmd). The MySQL and MariaDB clients take the
 // password glued to "-p" and prompt for it otherwise, so after "mysql -u
 // root -p" the next word is the database: there a value without a digit
 // or a symbol is left alone.
@@ -467,8 +467,14 @@ func matchCLIPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 	for j < len(s) && j-i < 64 && !isValueStop(s[j]) {
 		j++
 	}
+	// sqlcmd, bcp and isql spell the pair -U and -P: the password flag
+	// takes the user flag's case.
+	pflag := "-p"
+	if s[ks+1] == 'U' {
+		pflag = "-P"
+	}
 	k := skipSpaces(s, j)
-	if j == i || k == j || !strings.HasPrefix(s[k:], "-p") {
+	if j == i || k == j || !strings.HasPrefix(s[k:], pflag) {
 		return 0, 0, false
 	}
 	k = skipSpaces(s, k+2)

@@ -128,6 +128,10 @@ var genericRules = []string{
 	// The password of a (connection URI, user, password) call: JDBC,
 	// LDAP and driver connects of any vendor.
 	"generic-connection-call",
+	// A user and a password passed as literals to a login or basic auth
+	// call, or a plain-text password made a PowerShell SecureString: the
+	// call says what the literal is, whatever service it logs in to.
+	"generic-login-call", "generic-securestring",
 	// A JSON Web Token: a JSON header naming its algorithm, a JSON
 	// payload and a signature, base64url-encoded and dotted. Whoever
 	// holds one is whoever it names, whatever service issued it, so it

@@ -336,6 +336,18 @@ func buildRules() []rule {
 		// ("user", "pw"), PasswordAuthentication("user", "pw".toCharArray()).
 		withCheck(ctxRule("generic-credential-call", groupGeneric, "PASSWORD", []string{"credential(", "credentials(", "authentication("},
 			`(?i)(?:credentials?|authentication)\(\s*["'][^"'\n]{1,64}["']\s*,\s*["']([^"'\n]{4,128})["']`), literalPassword),
+		// A user and a password passed as literals to a login or basic
+		// auth call: smtp.login("me", "pw"), requests' auth=("svc", "pw"),
+		// HTTPBasicAuth("svc", "pw"), Go's SetBasicAuth, supertest's
+		// .auth("u", "pw"). One word each: a call with prose in its
+		// strings labels a button, not an account.
+		withCheck(ctxRule("generic-login-call", groupGeneric, "PASSWORD", []string{"login(", "basicauth(", "auth=(", ".auth("},
+			`(?i)(?:login|basicauth|auth=|\.auth)\(\s*["'][^"'\s]{1,64}["']\s*,\s*["']([^"'\s]{4,128})["']`), literalPassword),
+		// PowerShell's ConvertTo-SecureString with -AsPlainText: the
+		// string it is given is the password in clear, whatever it logs
+		// in to.
+		withCheck(ctxRule("generic-securestring", groupGeneric, "PASSWORD", []string{"convertto-securestring"},
+			`(?i)convertto-securestring\s+(?:(?:-string\s+)?["']([^"'\n]{4,128})["'][^\n]{0,40}?-asplaintext|(?:-(?:asplaintext|force)\s+){1,2}(?:-string\s+)?["']([^"'\n]{4,128})["'])`), literalPassword),
 		{id: "generic-password-prose", group: groupGeneric, kind: "PASSWORD", keywords: []string{"password"}, anchored: true,
 			re:    re(`^(?i)password(?:\s+for\s+(?:the\s+)?user\s+["'\x60][^"'\x60\n]{1,64}["'\x60])?\s+is\s+["'\x60]([^"'\x60\s]{3,64})["'\x60]`),
 			check: literalPassword, after: 160, score: 0.6, priority: 2},
