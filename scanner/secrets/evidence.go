@@ -467,14 +467,8 @@ func matchCLIPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 	for j < len(s) && j-i < 64 && !isValueStop(s[j]) {
 		j++
 	}
-	// sqlcmd, bcp and isql spell the pair -U and -P: the password flag
-	// takes the user flag's case.
-	pflag := "-p"
-	if s[ks+1] == 'U' {
-		pflag = "-P"
-	}
 	k := skipSpaces(s, j)
-	if j == i || k == j || !strings.HasPrefix(s[k:], pflag) {
+	if j == i || k == j || !strings.HasPrefix(s[k:], passwordFlag(s, ks)) {
 		return 0, 0, false
 	}
 	k = skipSpaces(s, k+2)
@@ -490,6 +484,16 @@ func matchCLIPassword(s string, ks, ke int, _ float64) (int, int, bool) {
 		return 0, 0, false
 	}
 	return k, e, true
+}
+
+// passwordFlag is the password flag that goes with the user flag at ks:
+// sqlcmd, bcp and isql spell the pair -U and -P, so the password flag
+// takes the user flag's case.
+func passwordFlag(s string, ks int) string {
+	if s[ks+1] == 'U' {
+		return "-P"
+	}
+	return "-p"
 }
 
 // mysqlCommand reports whether the command whose flag starts at ks runs a
@@ -760,3 +764,45 @@ func skipSpacesBack(s string, i int) int {
 	}
 	return i
 }
+
+// matchCookie finds a session in a Cookie or Set-Cookie header, or after
+// curl's --cookie: the first cookie value that looks generated (see
+// looksRandom). Whoever sends a session cookie is the user it was issued
+// to, whatever the site, and browsers' "copy as cURL" pastes every cookie
+// along with the request. Analytics cookies ("_ga=GA1.1.123.456") and
+// short or word-like values are left alone by looksRandom.
+func matchCookie(s string, _, ke int, th float64) (int, int, bool) {
+	i := ke
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || isQuote(s[i])) {
+		i++
+	}
+	for n := 0; n < 32 && i < len(s); n++ {
+		// name=value; the header ends at a quote or the end of the line.
+		eq := i
+		for eq < len(s) && eq-i < 128 && s[eq] != '=' && s[eq] != ';' && !isCookieEnd(s[eq]) {
+			eq++
+		}
+		if eq >= len(s) || s[eq] != '=' {
+			return 0, 0, false
+		}
+		vs := eq + 1
+		ve := vs
+		for ve < len(s) && ve-vs < maxQuoted && s[ve] != ';' && s[ve] != ' ' && !isCookieEnd(s[ve]) {
+			ve++
+		}
+		if ve-vs >= minNearLen && looksRandom(s[vs:ve], th) {
+			return vs, ve, true
+		}
+		if ve >= len(s) || s[ve] != ';' {
+			return 0, 0, false
+		}
+		i = ve + 1
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+	}
+	return 0, 0, false
+}
+
+// isCookieEnd reports the bytes that end a Cookie header's pairs.
+func isCookieEnd(c byte) bool { return c == '\n' || c == '\r' || isQuote(c) }

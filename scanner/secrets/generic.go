@@ -162,14 +162,7 @@ func elementValue(s string, a assignment, j int) (assignment, bool) {
 // key="ApiKey" value="..." (.NET's appSettings). It returns 0 for any
 // other shape; the two attributes must be adjacent.
 func attrPairValue(s string, start, i int) int {
-	if start < 6 || !isQuote(s[start-1]) || s[i-1] != s[start-1] || s[start-2] != '=' {
-		return 0
-	}
-	w := start - 2
-	for w > 0 && start-2-w < 4 && isLetter(s[w-1]) {
-		w--
-	}
-	if name := s[w : start-2]; !strings.EqualFold(name, "name") && !strings.EqualFold(name, "key") || w == 0 || strings.IndexByte(" \t\r\n", s[w-1]) < 0 {
+	if !attrPairName(s, start, i) {
 		return 0
 	}
 	j := skipSpaces(s, i)
@@ -177,6 +170,20 @@ func attrPairValue(s string, start, i int) int {
 		return 0
 	}
 	return j + 6
+}
+
+// attrPairName reports whether s[start:i] is a quoted attribute value,
+// closing quote included, of an attribute called name or key.
+func attrPairName(s string, start, i int) bool {
+	if start < 6 || !isQuote(s[start-1]) || s[i-1] != s[start-1] || s[start-2] != '=' {
+		return false
+	}
+	w := start - 2
+	for w > 0 && start-2-w < 4 && isLetter(s[w-1]) {
+		w--
+	}
+	name := s[w : start-2]
+	return (strings.EqualFold(name, "name") || strings.EqualFold(name, "key")) && w > 0 && strings.IndexByte(" \t\r\n", s[w-1]) >= 0
 }
 
 // quotedValue reads the quoted value that starts at s[j] into a.

@@ -132,6 +132,8 @@ var genericRules = []string{
 	// call, or a plain-text password made a PowerShell SecureString: the
 	// call says what the literal is, whatever service it logs in to.
 	"generic-login-call", "generic-securestring",
+	// A generated value in a Cookie header: a session, of any site.
+	"generic-cookie",
 	// A JSON Web Token: a JSON header naming its algorithm, a JSON
 	// payload and a signature, base64url-encoded and dotted. Whoever
 	// holds one is whoever it names, whatever service issued it, so it

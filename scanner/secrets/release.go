@@ -163,11 +163,15 @@ func (r *rule) openMatch(text string, ks, ke int) int {
 		// text is the text's last token, which Hold keeps anyway.
 		return len(text)
 	case "generic-cli-password":
-		if cliOpen(text, ke) {
+		if cliOpen(text, ks, ke) {
 			return ks
 		}
 	case "generic-url-token":
 		if urlOpen(text, ks) {
+			return ks
+		}
+	case "generic-cookie":
+		if cookieOpen(text, ke) {
 			return ks
 		}
 	default:
@@ -219,10 +223,10 @@ func jwtSecretOpen(s string, ke int) bool {
 	return ke+48 > len(s)
 }
 
-// cliOpen tells whether matchCLIPassword, after "-u " ending at ke, ran
-// out of text before it could decide: the user, the "-p" flag or the
+// cliOpen tells whether matchCLIPassword, after "-u " at [ks, ke), ran
+// out of text before it could decide: the user, the password flag or the
 // value may still be completed.
-func cliOpen(s string, ke int) bool {
+func cliOpen(s string, ks, ke int) bool {
 	i := skipSpaces(s, ke)
 	j := i
 	for j < len(s) && j-i < 64 && !isValueStop(s[j]) {
@@ -232,7 +236,7 @@ func cliOpen(s string, ke int) bool {
 	if k >= len(s)-1 {
 		return true
 	}
-	if j == i || k == j || !strings.HasPrefix(s[k:], "-p") {
+	if j == i || k == j || !strings.HasPrefix(s[k:], passwordFlag(s, ks)) {
 		return false
 	}
 	k = skipSpaces(s, k+2)
@@ -265,6 +269,13 @@ func assignmentOpen(s string, ks, ke int) bool {
 	if i == len(s) {
 		return true
 	}
+	start := ks
+	for start > 0 && ks-start < 64 && isIdent(s[start-1]) {
+		start--
+	}
+	if start > 0 && s[start-1] == '<' && s[i] == '>' {
+		return elementOpen(s, s[start:i], i+1)
+	}
 	if s[i] == '(' {
 		// key.equals("..."): open while its quoted value is.
 		if _, ok := cutEqualsCall(s[ks:i]); !ok {
@@ -291,6 +302,9 @@ func assignmentOpen(s string, ks, ke int) bool {
 		if s[i] == ']' {
 			i++
 		}
+	}
+	if open, pair := attrPairOpen(s, start, i); pair {
+		return open
 	}
 	j := skipSpaces(s, i)
 	opStart := j
@@ -333,6 +347,61 @@ func assignmentOpen(s string, ks, ke int) bool {
 		end++
 	}
 	return end == len(s)
+}
+
+// elementOpen tells whether the text of the XML element key, starting at
+// s[j], may still be read as its value (see elementValue): it runs to the
+// end of the text, or what follows it there begins its closing tag.
+func elementOpen(s, key string, j int) bool {
+	end := j
+	for end < len(s) && end-j < maxQuoted && s[end] != '<' && s[end] > ' ' {
+		end++
+	}
+	if end == len(s) {
+		return true
+	}
+	closing := "</" + key + ">"
+	return s[end] == '<' && len(s)-end < len(closing) && strings.HasPrefix(closing, s[end:])
+}
+
+// attrPairOpen tells whether the quoted name s[start:i] (closing quote
+// included) begins a name/value pair of XML attributes (see
+// attrPairValue), and if so whether its value may still grow: the text
+// ends in `value="`, a part of it, or the quoted value.
+func attrPairOpen(s string, start, i int) (open, pair bool) {
+	if i == start || !attrPairName(s, start, i) {
+		return false, false
+	}
+	j := skipSpaces(s, i)
+	if j == len(s) {
+		return true, true
+	}
+	if j == i {
+		return false, false
+	}
+	const attr = "value="
+	if rest := s[j:]; len(rest) <= len(attr) {
+		return strings.EqualFold(rest, attr[:len(rest)]), true
+	}
+	if q := attrPairValue(s, start, i); q > 0 {
+		return quotedOpen(s, q), true
+	}
+	return false, false
+}
+
+// cookieOpen tells whether the Cookie header whose keyword ends at ke may
+// still gain a value (see matchCookie): it runs to the end of the text.
+func cookieOpen(s string, ke int) bool {
+	i := ke
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || isQuote(s[i])) {
+		i++
+	}
+	for ; i < len(s); i++ {
+		if i-ke > 32*maxQuoted || isCookieEnd(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // quotedOpen tells whether the quoted value starting at s[j] runs to the

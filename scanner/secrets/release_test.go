@@ -37,6 +37,12 @@ func TestHoldCoversEverySecretPrefix(t *testing.T) {
 		"base64 json key":               `c = AcmeClient("eyJrIjoiUnE3TG0yWHY5VHQ0V2I3WWMzTmQ2UGYxS2g1SnMwR2EiLCJuIjoiY2kifQ==", host=h)`,
 		"connection call":               "c = DriverManager.getConnection(\"jdbc:mysql://db/app\",\n  \"svc\", \"Wint3r!2024\");",
 		"command-line letters password": `system("psexec \\\\host -u admin -p braquemart cmd")`,
+		"xml element":                   "<server><username>svc</username><password>Wint3r!2024</password></server> ok",
+		"xml name and value attributes": `<property name="password" value="Wint3r!2024"/> ok`,
+		"session cookie":                "curl -H 'Cookie: theme=dark; sid=Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0Ga' https://acme.test",
+		"login call":                    `smtp.login("ops@acme.test", "Wint3r!2024") ok`,
+		"securestring":                  `ConvertTo-SecureString "Wint3r!2024" -AsPlainText -Force`,
+		"upper-case cli flags":          "sqlcmd -S db1 -U sa -P Wint3r!2024 -Q go",
 		"crypt hash":                    "root:$6$rounds=5000$saltsalt$Zq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0GaZq8Lm2Xv9Rt4Wb7Yc3Nd6Pf1Kh5Js0GaZq8Lm2Xv9Rt4Wb7Yc3Nd:19000",
 	}
 	for name, text := range texts {
@@ -74,6 +80,8 @@ func TestHoldReleasesProse(t *testing.T) {
 		{"a connection call waiting for its password", `c = getConnection("jdbc:mysql://db/app", "svc", `, 19},
 		{"a connection call that settled", `c = getConnection("jdbc:mysql://db/app", dsn) and then some`, 59},
 		{"an equals call waiting for its value", `if (secret.equals("open sesame`, 4},
+		{"a cookie header that ended", "Cookie: theme=dark\nand then some words", 38},
+		{"an xml element that ended", "<password></password> and then some", 35},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -348,6 +348,8 @@ func buildRules() []rule {
 		// in to.
 		withCheck(ctxRule("generic-securestring", groupGeneric, "PASSWORD", []string{"convertto-securestring"},
 			`(?i)convertto-securestring\s+(?:(?:-string\s+)?["']([^"'\n]{4,128})["'][^\n]{0,40}?-asplaintext|(?:-(?:asplaintext|force)\s+){1,2}(?:-string\s+)?["']([^"'\n]{4,128})["'])`), literalPassword),
+		{id: "generic-cookie", group: groupGeneric, kind: "SESSION_COOKIE", keywords: []string{"cookie:", "--cookie"},
+			match: matchCookie, after: 4096, score: 0.6, priority: 2},
 		{id: "generic-password-prose", group: groupGeneric, kind: "PASSWORD", keywords: []string{"password"}, anchored: true,
 			re:    re(`^(?i)password(?:\s+for\s+(?:the\s+)?user\s+["'\x60][^"'\x60\n]{1,64}["'\x60])?\s+is\s+["'\x60]([^"'\x60\s]{3,64})["'\x60]`),
 			check: literalPassword, after: 160, score: 0.6, priority: 2},
