@@ -348,8 +348,10 @@ func buildRules() []rule {
 		// in to.
 		withCheck(ctxRule("generic-securestring", groupGeneric, "PASSWORD", []string{"convertto-securestring"},
 			`(?i)convertto-securestring\s+(?:(?:-string\s+)?["']([^"'\n]{4,128})["'][^\n]{0,40}?-asplaintext|(?:-(?:asplaintext|force)\s+){1,2}(?:-string\s+)?["']([^"'\n]{4,128})["'])`), literalPassword),
+		// A generated value in a Cookie or Set-Cookie header, or after
+		// curl's --cookie: a session, whatever the site (see matchCookie).
 		{id: "generic-cookie", group: groupGeneric, kind: "SESSION_COOKIE", keywords: []string{"cookie:", "--cookie"},
-			match: matchCookie, after: 4096, score: 0.6, priority: 2},
+			match: matchCookie, score: 0.6, priority: 2},
 		{id: "generic-password-prose", group: groupGeneric, kind: "PASSWORD", keywords: []string{"password"}, anchored: true,
 			re:    re(`^(?i)password(?:\s+for\s+(?:the\s+)?user\s+["'\x60][^"'\x60\n]{1,64}["'\x60])?\s+is\s+["'\x60]([^"'\x60\s]{3,64})["'\x60]`),
 			check: literalPassword, after: 160, score: 0.6, priority: 2},
