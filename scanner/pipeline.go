@@ -508,7 +508,27 @@ func (p *Pipeline) run(ctx context.Context, conv *Conversation, dir Direction, p
 	if res.Outcome == Modified {
 		r.redact(res, plan)
 	}
+	if len(asyncIdx) == 0 && !res.found() {
+		// Nothing outlives this call that could refer to a view: no
+		// scanner goroutine is left, scanners do not retain their Target,
+		// and a Result with no findings holds nothing taken from a
+		// text (a finding's Kind or Reason never quotes it, but a
+		// screening with findings is rare and not worth relying on that).
+		for i := range r.msgs {
+			r.msgs[i].text.recycle()
+		}
+	}
 	return res
+}
+
+// found says whether any scanner reported a finding.
+func (res *Result) found() bool {
+	for k := range res.Scanners {
+		if len(res.Scanners[k].Findings) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // inScope says whether a message is screened in this direction.

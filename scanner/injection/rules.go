@@ -225,6 +225,12 @@ type slot struct {
 	// not: the slot consumes nothing and fails where the next word is one
 	// of words.
 	not bool
+	// set and setWords hold the exact (not prefix) words and their
+	// hashes in an open-addressed table (hash 0: empty), and prefixes
+	// the prefix words, for acceptsTok.
+	set      []uint64
+	setWords []string
+	prefixes []string
 }
 
 // rule is a compiled pattern.
@@ -321,6 +327,9 @@ func compileRules() (*ruleSet, error) {
 				sl.words = append(sl.words, fw)
 				sl.prefix = append(sl.prefix, p)
 			}
+			if err := sl.index(); err != nil {
+				return nil, fmt.Errorf("injection: rule %d: %w", i, err)
+			}
 			r.slots = append(r.slots, sl)
 		}
 		first := r.slots[0]
@@ -378,7 +387,7 @@ func (r *rule) matchAt(s string, toks []token, si, ti int) int {
 	}
 	sl := &r.slots[si]
 	if sl.not {
-		if ti < len(toks) && sl.accepts(s[toks[ti].start:toks[ti].end]) {
+		if ti < len(toks) && sl.accepts(s, toks[ti]) {
 			return -1
 		}
 		return r.matchAt(s, toks, si+1, ti)
@@ -391,7 +400,7 @@ func (r *rule) matchAt(s string, toks []token, si, ti int) int {
 		}
 		return -1
 	}
-	if ti < len(toks) && sl.accepts(s[toks[ti].start:toks[ti].end]) {
+	if ti < len(toks) && sl.accepts(s, toks[ti]) {
 		if end := r.matchAt(s, toks, si+1, ti+1); end >= 0 {
 			return end
 		}
@@ -402,15 +411,73 @@ func (r *rule) matchAt(s string, toks []token, si, ti int) int {
 	return -1
 }
 
-func (sl *slot) accepts(w string) bool {
-	for k, x := range sl.words {
-		if sl.prefix[k] {
-			if strings.HasPrefix(w, x) {
+// accepts says whether the token t of s is one of the slot's words, or
+// starts with one of its prefixes.
+//
+// Why a table: a rule is tried at every word that starts it, and common
+// words ("the", "your", "in") start many, so most of the matcher's time
+// went to comparing a word with slot word lists of ten to sixty words it
+// is not in. The token carries the word's FNV-1a hash (the walk computes
+// it over exactly the bytes s[t.start:t.end]), so one probe of the slot's
+// table, with a string compare only where the hashes are equal, gives the
+// same answer as the list. TestRuleMatchMatchesReference holds it to the
+// plain list walk.
+func (sl *slot) accepts(s string, t token) bool {
+	if n := uint64(len(sl.set)); n > 0 {
+		for i := slotProbe(t.hash, n); ; i = (i + 1) & (n - 1) {
+			h := sl.set[i]
+			if h == t.hash && sl.setWords[i] == s[t.start:t.end] {
 				return true
 			}
-		} else if w == x {
+			if h == 0 {
+				break
+			}
+		}
+	}
+	for _, p := range sl.prefixes {
+		if strings.HasPrefix(s[t.start:t.end], p) {
 			return true
 		}
 	}
 	return false
+}
+
+// slotProbe is the first table position of hash h in a table of size n (a
+// power of two). The trigger index already uses the low bits; these mix in
+// the high ones.
+func slotProbe(h, n uint64) uint64 { return (h ^ h>>29) & (n - 1) }
+
+// index builds the slot's word table (see accepts), at most half full so a
+// probe for a word not there stops after one or two entries.
+func (sl *slot) index() error {
+	n := 0
+	for _, p := range sl.prefix {
+		if !p {
+			n++
+		}
+	}
+	size := 0
+	if n > 0 {
+		size = 4
+		for size < 2*n {
+			size *= 2
+		}
+	}
+	sl.set, sl.setWords = make([]uint64, size), make([]string, size)
+	for k, w := range sl.words {
+		if sl.prefix[k] {
+			sl.prefixes = append(sl.prefixes, w)
+			continue
+		}
+		h := fnv64(w)
+		if h == 0 {
+			return fmt.Errorf("rule word %q hashes to 0, the empty mark", w)
+		}
+		i := slotProbe(h, uint64(size))
+		for sl.set[i] != 0 && sl.setWords[i] != w {
+			i = (i + 1) & uint64(size-1)
+		}
+		sl.set[i], sl.setWords[i] = h, w
+	}
+	return nil
 }
