@@ -72,7 +72,7 @@ var ruleSource = []struct {
 	pat string
 }{
 	{famOverride, "ignore|disregard|forget|skip|override|bypass|neglect|overlook|omit|ignoring|disregarding|forgetting *4 instruction~|rule~|guideline~|direction~|prompt~|command~|constraint~|programming|directive~|guidance|context|order~|polic~|training|restriction~|filter~"},
-	{famOverride, "previous|prior|earlier|above|original|old instruction|instructions|rule|rules|prompt|prompts|directive|directives|guidelines|policy|policies *4 cancelled|canceled|void|revoked|outdated|obsolete|invalid|overridden|replaced|suspended|lifted"},
+	{famOverride, "previous|prior|earlier|above|original|old instruction|instructions|rule|rules|prompt|prompts|directive|directives|guidelines|policy|policies *4 cancelled|canceled|void|revoked|outdated|obsolete|invalid|overridden|replaced|suspended|lifted|fake|bogus|fabricated"},
 	{famOverride, "instead of *2 summarizing|summarising|translating|answering|following|doing|completing"},
 	{famOverride, "stop|quit|drop what you are|re doing"},
 	{famOverride, "ignore|disregard|forget|ignoring|disregarding all|everything|any of? the|your|that|what? previous|prior|above|preceding|foregoing|earlier|before|said"},
@@ -101,6 +101,18 @@ var ruleSource = []struct {
 	{famOverride, "指 示|令 を 無 視"},
 
 	{famOverride, "do|don|dont not? t? follow|obey|heed *3 instruction~|rule~|guideline~|directive~|prompt~"},
+	// The operator's words dropped without naming them instructions: "ignore
+	// prior text", "disregard the preceding messages". Not "my previous
+	// message": a user taking back their own words is an everyday follow-up.
+	{famOverride, "ignore|disregard|forget|ignoring|disregarding the|any? previous|prior|preceding|earlier|foregoing text|texts|input|inputs|content|words|conversation|context|sentences|paragraphs|directions|commands|statements|messages"},
+	// Told to act against what it was given: "regardless of the rules
+	// above", "do not do what you were asked", "your task has changed".
+	{famOverride, "regardless|irrespective|notwithstanding of? your|any|all|previous|prior|earlier|preceding|original|system instruction~|rule~|guideline~|directive~|prompt~|programming|task"},
+	{famOverride, "regardless|irrespective of the|any|all instruction~|rule~|guideline~|directive~|prompt~ above|before|earlier|given|previously|you"},
+	{famOverride, "do|don|dont not? t? do|complete|perform|follow what|the you were|ve|have been? asked|told|instructed|given"},
+	{famOverride, "your|the task|job|assignment|goal|objective|mission|instructions has|have been? changed|updated|replaced|cancelled|canceled"},
+	{famOverride, "instruction|instructions|rule|rules|prompt|prompts|directive|directives|guideline|guidelines you|above|earlier|previously *3 are|were fake|false|bogus|fabricated|cancelled|canceled|void|revoked|invalid|outdated|obsolete|lifted"},
+	{famOverride, "obey|serve only|just|exclusively me|my|user|users"},
 	{famOverride, "new|updated|revised|real|actual|secret|hidden|important instruction~|directive~|task"},
 	{famOverride, "stop|cease *2 following|obeying *3 instruction~|rule~|guideline~"},
 	{famJailbreak, "dan|stan|dude|aim|mongo|evil|anti|chaos|developer|dev|god|jailbreak|jailbroken|unrestricted|unfiltered|unlocked|opposite mode"},
@@ -119,8 +131,14 @@ var ruleSource = []struct {
 	// "Any" and "not" alone ask about limits as often as they drop them:
 	// "are there any restrictions on carry-on luggage?", "filter out any
 	// rows", "including but not limited to".
-	{famUnrestricted, "no|without|free|zero of|from|bound|any? by? any|all? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
+	{famUnrestricted, "no|without|free|zero of|from|bound|any? by? any|all|every? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
 	{famUnrestricted, "not|never|isn|aren|isnt|arent t? bound|restricted|constrained|confined|governed by any|the|your? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
+	// Its limits declared gone: "all previous constraints are lifted",
+	// "your restrictions have been removed".
+	{famUnrestricted, "your|previous|prior|earlier|usual|normal *1 constraint~|restriction~|limitation~|rule~|guideline~|filter~|safeguard~|polic~ *2 lifted|removed|disabled|suspended|deactivated|void|waived|off"},
+	// Its rules declared void here: "content policies do not apply", "your
+	// guidelines no longer apply".
+	{famUnrestricted, "content|safety|usage|ethical|moral|openai|openais|your polic~|rule~|guideline~|restriction~|filter~|ethics|morals do|does|don|doesn|dont|doesnt|no *1 not|longer|t apply|exist|matter"},
 	{famUnrestricted, "uncensored|amoral|unethical|unfiltered|unrestricted|unrestrained|unbounded|immoral|unhinged|unlimited|unshackled"},
 	// "Devoid of morality or conscience" says "without morals" in other words.
 	{famUnrestricted, "devoid|bereft|lacking|void of any? all? ethic~|moral~|conscience|scruples|restriction~|limit~|filter~|censor~|guideline~|rules"},
@@ -151,10 +169,24 @@ var ruleSource = []struct {
 	{famExtraction, "reveal|disclose|leak|print|output|repeat|recite|quote|share|tell|give|show|spell|dump *6 from|in|inside|within your system? instruction~|prompt~|guideline~|configuration|directive~"},
 	{famExtraction, "reveal|disclose|leak|print|output|repeat|recite|quote|share|tell|give|show|spell|dump *6 from|in|inside|within the system|initial|original|hidden|secret prompt~|instruction~|message~"},
 	{famExtraction, "rule|rules|instruction|instructions|prompt|directive|directives|guidelines you were|have|ve been? given|told|taught|instructed|programmed"},
+	// What it was given asked for by how it came: "the prompt you got
+	// from OpenAI", "the configuration message you received at startup",
+	// "the constraints you operate under, exactly as written", "whatever
+	// you were told to keep secret".
+	{famExtraction, "instruction|instructions|prompt|prompts|directive|directives|configuration|guideline|guidelines|preprompt you|that got|received|loaded|initialized|initialised"},
+	{famExtraction, "constraint|constraints|restriction|restrictions|rule|rules|guideline|guidelines|instruction|instructions you|that operate|work|run|function under|with|by"},
+	{famExtraction, "you were|are|have been? told|instructed|asked|programmed|ordered to keep|hold secret|hidden|private|confidential"},
+	{famExtraction, "you were|are|have been? told|instructed|asked|programmed|ordered to hide|withhold|conceal"},
+	{famExtraction, "you were|are|have been? told|instructed|asked|programmed|ordered to not|never reveal|share|disclose|say|tell|mention|discuss|repeat"},
+	{famExtraction, "you are|were|re not allowed|permitted|supposed to tell|reveal|share|disclose|say|discuss"},
+	{famExtraction, "what|which are|were you not allowed|permitted|supposed to tell|reveal|share|disclose|say|discuss"},
 	{famExtraction, "developer|developers|creator|creators|operator|operators|company|admin|administrator gave|told|taught|instructed|wrote|programmed you"},
 	{famExtraction, "what|how *2 were|are|is you|your told|instructed|programmed|configured|prompted|initial|original"},
 	{famExtraction, "what|how *2 were|are|is you|your system prompt~|message~|instruction~"},
-	{famSecret, "password|passwords|passcode|passcodes|passphrase|passkey|pin|credential|credentials|secret|secrets|api|access|private *2 key~|token~|code|word|phrase"},
+	// A credential named is a mention ("rotate an AWS access key", "a JSON
+	// schema for API keys"); asked for, it is a request (below).
+	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|passkey|pin|credential|credentials|secret|secrets|api|access|private *2 key~|token~|code|word|phrase"},
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what|whats *4 api|access|secret|private|auth|session|bearer|admin key~|token~"},
 	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|credentials|contraseña|contrasena|passwort|kennwort|senha|wachtwoord|haslo|hasło|пароль|пароля|パスワード|비밀번호|비밀번호는|암호|şifre|şifreyi|parola|parolayı|κωδικός|κωδικό|पासवर्ड|sandi"},
 	{famSecretWord, "mot|mots de passe"},
 	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 password~|passcode~|passphrase~|credential~|pin"},
