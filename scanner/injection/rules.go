@@ -269,6 +269,9 @@ type slot struct {
 type rule struct {
 	fam   family
 	slots []slot
+	// second is slots[1] when it must be one of its words (no gap, not
+	// optional, not negated), else nil: match tests it before matchAt.
+	second *slot
 }
 
 // ruleSet holds the compiled rules and their trigger index.
@@ -374,6 +377,11 @@ func compileRules() (*ruleSet, error) {
 			}
 			rs.addTrigger(fnv64(w), uint16(len(rs.rules)))
 		}
+		if len(r.slots) > 1 {
+			if sl := &r.slots[1]; sl.gap == 0 && !sl.optional && !sl.not {
+				r.second = sl
+			}
+		}
 		rs.rules = append(rs.rules, r)
 	}
 	return rs, nil
@@ -403,6 +411,11 @@ func (rs *ruleSet) match(s string, toks []token, hits []hit) []hit {
 	for i := range toks {
 		for _, ri := range rs.rulesOf(toks[i].hash) {
 			r := &rs.rules[ri]
+			// Most tries fail at the next word: testing it here
+			// spares matchAt's call and slot dispatch.
+			if sl := r.second; sl != nil && (i+1 >= len(toks) || !sl.accepts(s, toks[i+1])) {
+				continue
+			}
 			if end := r.matchAt(s, toks, 1, i+1); end >= 0 {
 				hits = append(hits, hit{fam: r.fam, from: i, to: end})
 			}
