@@ -413,7 +413,7 @@ func (rs *ruleSet) match(s string, toks []token, hits []hit) []hit {
 			r := &rs.rules[ri]
 			// Most tries fail at the next word: testing it here
 			// spares matchAt's call and slot dispatch.
-			if sl := r.second; sl != nil && (i+1 >= len(toks) || !sl.accepts(s, toks[i+1])) {
+			if sl := r.second; sl != nil && (i+1 >= len(toks) || sl.surelyNot(toks[i+1]) || !sl.accepts(s, toks[i+1])) {
 				continue
 			}
 			if end := r.matchAt(s, toks, 1, i+1); end >= 0 {
@@ -485,6 +485,13 @@ func (sl *slot) accepts(s string, t token) bool {
 		}
 	}
 	return false
+}
+
+// surelyNot says, without a call, that the slot cannot accept t: it holds
+// no prefix and t's first probe finds an empty entry (about half the
+// words not in a half-full table). false means accepts must decide.
+func (sl *slot) surelyNot(t token) bool {
+	return len(sl.prefixes) == 0 && len(sl.set) > 0 && sl.set[slotProbe(t.hash, uint64(len(sl.set)))] == 0
 }
 
 // slotProbe is the first table position of hash h in a table of size n (a
