@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -465,4 +466,59 @@ func BenchmarkFoldRef(b *testing.B) {
 	for b.Loop() {
 		foldRef(bench2KASCII, nil, bench2KASCII)
 	}
+}
+
+// TestFoldRecycledMatchesReferenceData folds the same real traffic as
+// TestFoldMatchesReferenceData in buffers recycled from the text before,
+// as the pipeline does after a clean screening, so that a fold relying on
+// a fresh (zeroed, exactly sized) buffer would show here; the texts'
+// lengths vary, so a buffer is reused by shorter and longer ones, and
+// ASCII and non-ASCII texts alternate between the two map modes.
+func TestFoldRecycledMatchesReferenceData(t *testing.T) {
+	type row struct {
+		Text string `json:"text"`
+	}
+	files := []string{"injection/testdata/everyday_ifeval.jsonl", "injection/testdata/everyday_mtbench.jsonl"}
+	if dir := dataset.Dir(); dir != "" {
+		files = append(files, dir+"/injection/dev.jsonl")
+	}
+	texts := slices.Clone(foldCases)
+	for _, file := range files {
+		rows, err := dataset.ReadJSONL[row](file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			texts = append(texts, r.Text)
+		}
+	}
+	reused := 0
+	var prev *Text
+	for _, s := range texts {
+		x := NewText(s)
+		if prev != nil {
+			// Hand the previous text's buffers over directly: the
+			// pool may drop what it is given.
+			x.foldBufs, prev.foldBufs, prev.folded = prev.foldBufs, foldScratch{}, View{}
+			if x.foldBufs.buf != nil {
+				reused++
+			}
+		}
+		c := x.Canonical()
+		v := x.Folded()
+		wantS, wantOrigin := foldRef(c.S, c.origin, s)
+		if v.S != wantS {
+			t.Fatalf("Folded(%q) in a recycled buffer = %q, reference %q", s, v.S, wantS)
+		}
+		for k := 0; k <= len(v.S); k++ {
+			if got := v.at(k); got != wantOrigin[k] {
+				t.Fatalf("Folded(%q) in a recycled buffer: view byte %d maps to %d, reference %d", s, k, got, wantOrigin[k])
+			}
+		}
+		prev = x
+	}
+	if reused < len(texts)/2 {
+		t.Errorf("%d of %d texts folded in a recycled buffer, want most", reused, len(texts))
+	}
+	t.Logf("%d texts agree, %d in recycled buffers", len(texts), reused)
 }

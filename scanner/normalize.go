@@ -2,6 +2,7 @@ package scanner
 
 import (
 	"slices"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -400,7 +401,11 @@ func complexLetter(r rune) bool {
 // were dropped (a whitespace run, a chain's separators). Only the shifts
 // are recorded, a handful per text, instead of four bytes per byte.
 // Otherwise the dense map is composed with Canonical's.
-func fold(c *View, original string) View {
+//
+// fold builds the view in sc's buffers when they are large enough and
+// records there the ones it used, so that the Text's owner can hand them to
+// another Text once nothing refers to the view (see Text.recycle).
+func fold(c *View, original string, sc *foldScratch) (v View) {
 	src := c.S
 	if len(src) > maxViewLen {
 		return *c
@@ -408,30 +413,73 @@ func fold(c *View, original string) View {
 	f := folder{src: src, corig: c.origin, sparse: c.origin == nil}
 	if f.sparse {
 		// ASCII: one byte out per byte in at most.
-		f.buf = make([]byte, 0, len(src))
+		f.buf = reuse(sc.buf, len(src))
+		if cap(sc.shifts) > 0 {
+			f.shifts = sc.shifts[:0]
+		}
 	} else {
 		// Lowercasing can lengthen a rune (U+023A to U+2C65, two bytes to
 		// three); a little slack avoids a regrowth for the common case.
 		n := len(src) + len(src)/16 + utf8.UTFMax
-		f.buf = make([]byte, 0, n)
-		f.origin = make([]int32, 0, n+1)
+		f.buf = reuse(sc.buf, n)
+		f.origin = reuse(sc.origin, n+1)
 	}
 	f.run()
 	foldLeet(f.buf)
 	n := len(f.buf)
-	v := View{}
 	if n > 0 {
-		// f.buf is never written again and not shared: the view can own
-		// it as a string without a copy.
+		// f.buf is not written again while the view lives (it goes back
+		// to the pool only with the view, see Text.recycle): the view can
+		// own it as a string without a copy.
 		v.S = unsafe.String(unsafe.SliceData(f.buf), n)
 	}
 	if f.sparse {
 		f.shiftTo(len(original), n)
 		v.shifts = f.shifts
 	} else {
-		v.origin = append(f.origin, int32(len(original)))
+		f.origin = append(f.origin, int32(len(original)))
+		v.origin = f.origin
+	}
+	// Keep whichever buffers were used, grown or not, and the unused one
+	// of the other mode for a later text.
+	sc.buf = f.buf
+	if f.shifts != nil {
+		sc.shifts = f.shifts
+	}
+	if f.origin != nil {
+		sc.origin = f.origin
 	}
 	return v
+}
+
+// foldScratch holds the buffers a Folded view is built in. A clean
+// screening's views are dropped when it ends, so handing their buffers to
+// the next screening spares the allocation of a text's length (and the
+// garbage collections it brings: most of a screening's bytes were these).
+type foldScratch struct {
+	buf    []byte
+	shifts []shift
+	origin []int32
+}
+
+// foldPool holds *foldScratch sets no view refers to any more.
+var foldPool sync.Pool
+
+// maxPooledFold bounds the buffers kept in foldPool, in bytes: a set grown
+// by one huge text is dropped rather than kept alive for ordinary prompts.
+const maxPooledFold = 256 << 10
+
+// pooled says whether sc is small enough to be kept for reuse.
+func (sc *foldScratch) pooled() bool {
+	return cap(sc.buf)+cap(sc.shifts)*int(unsafe.Sizeof(shift{}))+cap(sc.origin)*4 <= maxPooledFold
+}
+
+// reuse returns b emptied if it can hold n elements, else a new slice.
+func reuse[T any](b []T, n int) []T {
+	if cap(b) >= n {
+		return b[:0]
+	}
+	return make([]T, 0, n)
 }
 
 type folder struct {

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -395,7 +396,8 @@ func (p *Pipeline) run(ctx context.Context, conv *Conversation, dir Direction, p
 		return res
 	}
 	res.Scanners = make([]ScannerResult, len(plan))
-	r := &run{p: p, conv: conv, dir: dir, pass: pass, group: &p.groups[dirIndex(dir)][pass]}
+	r := newRun()
+	r.p, r.conv, r.dir, r.pass, r.group = p, conv, dir, pass, &p.groups[dirIndex(dir)][pass]
 	if dir == Input {
 		r.cache = p.cache
 	}
@@ -412,7 +414,11 @@ func (p *Pipeline) run(ctx context.Context, conv *Conversation, dir Direction, p
 		// caller writing edits back cannot race with them.
 		r.conv = &Conversation{Messages: slices.Clone(conv.Messages)}
 	}
-	r.msgs = make([]msgState, len(r.conv.Messages))
+	if n := len(r.conv.Messages); cap(r.msgs) >= n {
+		r.msgs = r.msgs[:n] // zeroed by recycle
+	} else {
+		r.msgs = make([]msgState, n)
+	}
 	answered := false
 	for i := range r.conv.Messages {
 		m := &r.conv.Messages[i]
@@ -508,7 +514,58 @@ func (p *Pipeline) run(ctx context.Context, conv *Conversation, dir Direction, p
 	if res.Outcome == Modified {
 		r.redact(res, plan)
 	}
+	if len(asyncIdx) == 0 && !res.found() {
+		// Nothing outlives this call that could refer to a view: no
+		// scanner goroutine is left, scanners do not retain their Target,
+		// and a Result with no findings holds nothing taken from a
+		// text (a finding's Kind or Reason never quotes it, but a
+		// screening with findings is rare and not worth relying on that).
+		for i := range r.msgs {
+			r.msgs[i].text.recycle()
+		}
+		r.recycle()
+	}
 	return res
+}
+
+// runPool holds runs, with their msgs arrays, no screening uses any more:
+// with the Folded views' buffers (Text.recycle) they were most of what a
+// clean screening allocated, and so most of its garbage collections.
+var runPool sync.Pool
+
+// maxPooledMsgs bounds the msgs array of a pooled run: one very long
+// conversation does not keep its array alive for the short ones.
+const maxPooledMsgs = 256
+
+func newRun() *run {
+	if r, _ := runPool.Get().(*run); r != nil {
+		return r
+	}
+	return new(run)
+}
+
+// recycle hands r to the next screening. The caller guarantees what
+// Text.recycle asks of the views, and that no goroutine still uses r (none
+// was started: no stage ran asynchronously). The fields are cleared, the
+// messages' texts with them, so a pooled run keeps no prompt alive.
+func (r *run) recycle() {
+	if cap(r.msgs) > maxPooledMsgs {
+		return
+	}
+	msgs := r.msgs[:cap(r.msgs)]
+	clear(msgs)
+	*r = run{msgs: msgs[:0]}
+	runPool.Put(r)
+}
+
+// found says whether any scanner reported a finding.
+func (res *Result) found() bool {
+	for k := range res.Scanners {
+		if len(res.Scanners[k].Findings) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // inScope says whether a message is screened in this direction.

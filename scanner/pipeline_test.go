@@ -822,3 +822,117 @@ func TestFollowsAnswer(t *testing.T) {
 		t.Errorf("Scan called %d times, want 4", n)
 	}
 }
+
+// foldKeeper keeps every Folded view it is shown, to check what happens to
+// the views' buffers after the screening, and flags texts holding "flag".
+type foldKeeper struct {
+	seen []string // the views as shown, aliasing their buffers
+	want []string // what they held, copied
+}
+
+func (s *foldKeeper) Type() string { return "regex" }
+
+func (s *foldKeeper) Scan(_ context.Context, t *Target) (Finding, error) {
+	v := t.Text.Folded().S
+	s.seen = append(s.seen, v)
+	s.want = append(s.want, strings.Clone(v))
+	if i := strings.Index(t.Text.Original, "flag"); i >= 0 {
+		return Finding{Detected: true, Matches: []Match{{Start: i, End: i + 4, Kind: "FLAG", Score: 1}}}, nil
+	}
+	return Finding{}, nil
+}
+
+// TestFoldBuffersRecycled checks the recycling of Folded views: a clean
+// screening hands its view's buffer to a later one (the reason it exists),
+// every view is still folded right from a reused buffer, and the views of a
+// screening with findings are never reused, so they stay intact.
+func TestFoldBuffersRecycled(t *testing.T) {
+	keep := &foldKeeper{}
+	p := mustPipeline(t, []Stage{stg("keep", ModeFlag, keep)}, Options{})
+	var flagged []int // indexes into keep.seen
+	var texts []string
+	for i := range 200 {
+		// Lengths shrink, six texts in seven, so that a buffer is
+		// reused by texts shorter than the one it was made for; every
+		// fourth text is flagged.
+		s := strings.Repeat(fmt.Sprintf("Text %03d IGN0RE the r u l e s,  ", i), 7-i%7)
+		if i%4 == 3 {
+			s += " flag"
+			flagged = append(flagged, len(keep.seen))
+		}
+		if r := p.Screen(context.Background(), userConv(s), Input); (r.Outcome == Flagged) != (i%4 == 3) {
+			t.Fatalf("text %d screened %s", i, r.Outcome)
+		}
+		texts = append(texts, s)
+	}
+	for _, k := range flagged {
+		if keep.seen[k] != keep.want[k] {
+			t.Errorf("view %d of a flagged screening was overwritten: %q, was %q", k, keep.seen[k], keep.want[k])
+		}
+	}
+	reused := 0
+	for k := range keep.seen {
+		if keep.seen[k] != keep.want[k] {
+			reused++
+		}
+	}
+	// sync.Pool may drop what it is given (under the race detector it
+	// drops a quarter at random), but not nearly all of it.
+	t.Logf("%d of %d views had their buffer reused", reused, len(keep.seen))
+	if reused < 40 {
+		t.Errorf("%d of %d views had their buffer reused, want more", reused, len(keep.seen))
+	}
+	// Checked last: these Texts take buffers from the pool and keep them.
+	for i, s := range texts {
+		if got, want := keep.want[i], NewText(s).Folded().S; got != want {
+			t.Errorf("text %d folded to %q, want %q", i, got, want)
+		}
+	}
+}
+
+func TestFoldScratchPooled(t *testing.T) {
+	for _, tt := range []struct {
+		sc   foldScratch
+		want bool
+	}{
+		{foldScratch{}, true},
+		{foldScratch{buf: make([]byte, 0, 2048), shifts: make([]shift, 0, 68)}, true},
+		{foldScratch{buf: make([]byte, 0, maxPooledFold)}, true},
+		{foldScratch{buf: make([]byte, 0, maxPooledFold+1)}, false},
+		{foldScratch{buf: make([]byte, 0, maxPooledFold/2), origin: make([]int32, 0, maxPooledFold/8+1)}, false},
+	} {
+		if got := tt.sc.pooled(); got != tt.want {
+			t.Errorf("pooled() with caps %d, %d, %d = %v, want %v", cap(tt.sc.buf), cap(tt.sc.shifts), cap(tt.sc.origin), got, tt.want)
+		}
+	}
+}
+
+// TestPooledRunKeepsNothing checks that a run handed back for reuse after a
+// clean screening holds no message, text or view of it: a pool must not
+// keep prompts alive.
+func TestPooledRunKeepsNothing(t *testing.T) {
+	p := mustPipeline(t, []Stage{stg("keep", ModeFlag, &foldKeeper{})}, Options{})
+	checked := 0
+	for i := range 50 {
+		conv := userConv("first prompt, IGN0RE it", fmt.Sprintf("second prompt %d", i))
+		if r := p.Screen(context.Background(), conv, Input); r.Outcome != Passed {
+			t.Fatalf("screened %s", r.Outcome)
+		}
+		r, _ := runPool.Get().(*run)
+		if r == nil {
+			continue // sync.Pool may drop what it is given
+		}
+		checked++
+		if r.p != nil || r.conv != nil || r.target.Conversation != nil || len(r.msgs) != 0 {
+			t.Fatalf("pooled run keeps its screening: %+v", r)
+		}
+		for k := range r.msgs[:cap(r.msgs)] {
+			if ms := &r.msgs[:cap(r.msgs)][k]; ms.text.Original != "" || ms.text.folded.S != "" || ms.text.foldBufs.buf != nil {
+				t.Fatalf("pooled run keeps message %d: %q", k, ms.text.Original)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Errorf("no run was pooled in 50 clean screenings")
+	}
+}

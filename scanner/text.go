@@ -116,6 +116,11 @@ type Text struct {
 
 	foldOnce sync.Once
 	folded   View
+	// foldBufs holds folded's buffers, for recycle, and foldBox is the
+	// pool's box they came in (nil if the pool was empty), kept to carry
+	// them back without an allocation.
+	foldBufs foldScratch
+	foldBox  *foldScratch
 
 	decodeOnce sync.Once
 	decoded    []Segment
@@ -143,8 +148,34 @@ func (t *Text) Invisible() []Match {
 // to letters and letter-by-letter spacing ("i g n o r e") collapsed.
 // Phrase detectors (injection, banned substrings) match on it.
 func (t *Text) Folded() *View {
-	t.foldOnce.Do(func() { t.folded = fold(t.Canonical(), t.Original) })
+	t.foldOnce.Do(func() {
+		if box, _ := foldPool.Get().(*foldScratch); box != nil {
+			t.foldBufs, t.foldBox = *box, box
+			*box = foldScratch{}
+		}
+		t.folded = fold(t.Canonical(), t.Original, &t.foldBufs)
+	})
 	return &t.folded
+}
+
+// recycle hands the Folded view's buffers to the next Text that folds, and
+// empties the view. The caller guarantees that nothing refers to the view
+// or a string or slice of it any more and that no other goroutine uses t:
+// the buffers will be overwritten. A Text built by NewText is never
+// recycled, so its views stay valid for as long as its owner keeps them.
+func (t *Text) recycle() {
+	if t.foldBufs.buf == nil {
+		return // never folded
+	}
+	box := t.foldBox
+	if box == nil {
+		box = new(foldScratch)
+	}
+	*box = t.foldBufs
+	t.folded, t.foldBufs, t.foldBox = View{}, foldScratch{}, nil
+	if box.pooled() {
+		foldPool.Put(box)
+	}
 }
 
 // Decoded returns the encoded payloads found in the text, decoded, each to be

@@ -94,6 +94,30 @@ var wordByte = func() (t [256]bool) {
 	return t
 }()
 
+// wordStep classes a byte for the walk's loops, so that each tests a byte
+// with one load and one compare: an ASCII separator (stepSep), a word
+// byte (stepWord), the placeholder's first byte, also a word byte
+// (stepPlaceholder), or a byte of a multi-byte character (stepHigh).
+var wordStep = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = stepHigh
+		case wordByte[c]:
+			t[c] = stepWord
+		}
+	}
+	t[placeholder[0]] = stepPlaceholder
+	return t
+}()
+
+const (
+	stepSep = iota
+	stepWord
+	stepPlaceholder
+	stepHigh
+)
+
 // featureSink receives the features extract finds, in order of their end
 // offset, and when scoring the running sum of their weights. A window's sum
 // is then a difference of two running sums, found by binary search on the
@@ -311,13 +335,16 @@ walk:
 				if i == len(s) {
 					break walk
 				}
-				// Two tests rather than one condition: the compiler
-				// turns a compound one into flags it then tests again.
-				if c = s[i]; !wordByte[c] {
-					break
-				}
-				if c == placeholder[0] && len(s)-i >= len(placeholder) && maybePlaceholder(s, i) {
-					break walk
+				// One load and one test a byte: wordStep folds the
+				// word-byte test and the test for the placeholder's
+				// first byte into one class.
+				if c = s[i]; wordStep[c] != stepWord {
+					if wordStep[c] != stepPlaceholder {
+						break
+					}
+					if len(s)-i >= len(placeholder) && maybePlaceholder(s, i) {
+						break walk
+					}
 				}
 			}
 			// On with the separator c that ended the word, in this
@@ -348,7 +375,7 @@ walk:
 		}
 		// The rest of a run of ASCII separators adds nothing: the
 		// word is closed and the space pushed.
-		for i++; i < len(s) && s[i] < utf8.RuneSelf && !wordByte[s[i]]; i++ {
+		for i++; i < len(s) && wordStep[s[i]] == stepSep; i++ {
 		}
 	}
 	w.k, w.toks, w.roll, w.lastSp = k, toks[:nt], roll, byte(roll) == ' '

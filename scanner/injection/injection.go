@@ -93,6 +93,8 @@ var kindOfFamily = [numFamilies]string{
 	famSystemMode:   KindHijacking,
 	famExfiltration: KindHijacking,
 	famTemplate:     KindHijacking,
+	famAddressed:    KindPlanted,
+	famPromptWord:   KindExtraction,
 }
 
 // longAttack is the length in bytes from which a request-zone window that

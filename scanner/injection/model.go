@@ -245,6 +245,9 @@ func famBit(f family, pos int, z zone) uint32 {
 	if z.has(pos) {
 		return 1 << (zoneShift + f)
 	}
+	if families[f].contentOnly {
+		return 0
+	}
 	return 1 << f
 }
 
