@@ -365,16 +365,23 @@ func foldGroupRef(t []byte, i, j int) {
 // the same text and, for every view offset, the same original offset.
 func checkFoldMatchesReference(t *testing.T, s string) {
 	t.Helper()
-	x := NewText(s)
+	checkFoldedText(t, NewText(s), "")
+}
+
+// checkFoldedText compares the Folded view of x with foldRef; where names
+// the circumstance in a failure ("in a recycled buffer").
+func checkFoldedText(t *testing.T, x *Text, where string) {
+	t.Helper()
+	s := x.Original
 	c := x.Canonical()
 	v := x.Folded()
 	wantS, wantOrigin := foldRef(c.S, c.origin, s)
 	if v.S != wantS {
-		t.Fatalf("Folded(%q) = %q, reference %q", s, v.S, wantS)
+		t.Fatalf("Folded(%q)%s = %q, reference %q", s, where, v.S, wantS)
 	}
 	for k := 0; k <= len(v.S); k++ {
 		if got := v.at(k); got != wantOrigin[k] {
-			t.Fatalf("Folded(%q): view byte %d maps to %d, reference %d", s, k, got, wantOrigin[k])
+			t.Fatalf("Folded(%q)%s: view byte %d maps to %d, reference %d", s, where, k, got, wantOrigin[k])
 		}
 	}
 }
@@ -504,17 +511,7 @@ func TestFoldRecycledMatchesReferenceData(t *testing.T) {
 				reused++
 			}
 		}
-		c := x.Canonical()
-		v := x.Folded()
-		wantS, wantOrigin := foldRef(c.S, c.origin, s)
-		if v.S != wantS {
-			t.Fatalf("Folded(%q) in a recycled buffer = %q, reference %q", s, v.S, wantS)
-		}
-		for k := 0; k <= len(v.S); k++ {
-			if got := v.at(k); got != wantOrigin[k] {
-				t.Fatalf("Folded(%q) in a recycled buffer: view byte %d maps to %d, reference %d", s, k, got, wantOrigin[k])
-			}
-		}
+		checkFoldedText(t, x, " in a recycled buffer")
 		prev = x
 	}
 	if reused < len(texts)/2 {
