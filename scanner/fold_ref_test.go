@@ -417,6 +417,17 @@ func TestFoldMatchesReference(t *testing.T) {
 // injection scanner and, when present, the labelled dev set, whose
 // attacks spell with leetspeak, letter spacing and look-alike letters.
 func TestFoldMatchesReferenceData(t *testing.T) {
+	texts := trafficTexts(t)
+	for _, s := range texts {
+		checkFoldMatchesReference(t, s)
+	}
+	t.Logf("%d texts agree", len(texts))
+}
+
+// trafficTexts are the texts of the everyday sets beside the injection
+// scanner and, when present, of the labelled dev set.
+func trafficTexts(t *testing.T) []string {
+	t.Helper()
 	type row struct {
 		Text string `json:"text"`
 	}
@@ -424,18 +435,17 @@ func TestFoldMatchesReferenceData(t *testing.T) {
 	if dir := dataset.Dir(); dir != "" {
 		files = append(files, dir+"/injection/dev.jsonl")
 	}
-	n := 0
+	var texts []string
 	for _, file := range files {
 		rows, err := dataset.ReadJSONL[row](file)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range rows {
-			checkFoldMatchesReference(t, r.Text)
+			texts = append(texts, r.Text)
 		}
-		n += len(rows)
 	}
-	t.Logf("%d texts agree", n)
+	return texts
 }
 
 func FuzzFoldMatchesReference(f *testing.F) {
@@ -482,23 +492,7 @@ func BenchmarkFoldRef(b *testing.B) {
 // lengths vary, so a buffer is reused by shorter and longer ones, and
 // ASCII and non-ASCII texts alternate between the two map modes.
 func TestFoldRecycledMatchesReferenceData(t *testing.T) {
-	type row struct {
-		Text string `json:"text"`
-	}
-	files := []string{"injection/testdata/everyday_ifeval.jsonl", "injection/testdata/everyday_mtbench.jsonl"}
-	if dir := dataset.Dir(); dir != "" {
-		files = append(files, dir+"/injection/dev.jsonl")
-	}
-	texts := slices.Clone(foldCases)
-	for _, file := range files {
-		rows, err := dataset.ReadJSONL[row](file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rows {
-			texts = append(texts, r.Text)
-		}
-	}
+	texts := append(slices.Clone(foldCases), trafficTexts(t)...)
 	reused := 0
 	var prev *Text
 	for _, s := range texts {
