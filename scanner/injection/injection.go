@@ -325,7 +325,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 // jailbreak persona, a privilege claim, chat template tokens) and a
 // planted instruction still do.
 func wordEvidenceOnly(ws windowScore, kind string) bool {
-	return kind != KindPlanted && ruleHit(ws.fams) == 0
+	return kind != KindPlanted && sizeRow(ws.fams) != rowRule
 }
 
 // kindReason words each attack kind for Finding.Reason.

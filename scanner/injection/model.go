@@ -29,10 +29,10 @@ type Model struct {
 	fam     [numFamilies]float32
 	famZone [numFamilies]float32
 	// size weighs a window by its length (sizeBucket) and by whether a
-	// rule family is hit in it (ruleHit): a short text no rule explains is
+	// rule family is hit in it (sizeRow): a short text no rule explains is
 	// rarely an attack, however its words weigh, and one that a rule
 	// explains usually is.
-	size  [2][sizeBuckets]float32
+	size  [sizeRows][sizeBuckets]float32
 	scale float32
 	w     []int8
 	// zoneW is what a feature in the content zone weighs, by bucket,
@@ -94,7 +94,7 @@ func (m *Model) NumWeights() int {
 //	the 2^bits int8 weights, DEFLATE-compressed (most are zero or small)
 const (
 	modelMagic   = "PWIJ"
-	modelVersion = 3
+	modelVersion = 4
 )
 
 // ErrModel is wrapped by every error reading a model file.
@@ -162,7 +162,7 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 	threshold, bias, scale := f32(), f32(), f32()
 	nf := int(p[0])
 	p = p[1:]
-	if nf != int(numFamilies) || len(p) < 8*nf+8*sizeBuckets {
+	if nf != int(numFamilies) || len(p) < 8*nf+4*sizeRows*sizeBuckets {
 		return fmt.Errorf("%w: %d rule families, this build has %d", ErrModel, nf, numFamilies)
 	}
 	var fam, famZone [numFamilies]float32
@@ -172,7 +172,7 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 	for i := range famZone {
 		famZone[i] = f32()
 	}
-	var size [2][sizeBuckets]float32
+	var size [sizeRows][sizeBuckets]float32
 	for r := range size {
 		for i := range size[r] {
 			size[r][i] = f32()
@@ -429,7 +429,7 @@ func (m *Model) margin(sum, n int32, fams uint32) float64 {
 	if n == 0 && fams == 0 {
 		return math.Inf(-1)
 	}
-	margin := float64(m.bias) + float64(m.size[ruleHit(fams)][sizeBucket(n)])
+	margin := float64(m.bias) + float64(m.size[sizeRow(fams)][sizeBucket(n)])
 	if n > 0 {
 		margin += float64(m.scale) * float64(sum) / math.Sqrt(float64(n))
 	}
@@ -447,19 +447,50 @@ func (m *Model) margin(sum, n int32, fams uint32) float64 {
 	return margin
 }
 
-// ruleHit is 1 when any rule family is hit in a window, else 0: the row of
-// Model.size. (Counting only the precise families there was measured
+// Rows of Model.size: the length weights of a window by what its rule
+// families say.
+const (
+	// rowNone: no rule family is hit.
+	rowNone = iota
+	// rowRule: a rule family is hit that says more than a mention.
+	rowRule
+	// rowMention: in the user's own request a credential, a key or a
+	// system prompt is only named ("how do I reset my wifi password",
+	// "write a system prompt for my bot"). Such windows have length
+	// weights of their own, which like rowNone's may only lower a score:
+	// a named password is no attack by itself, and counted as a rule hit
+	// (rowRule) it flagged a quarter of everyday requests about passwords,
+	// keys and system prompts. The mention family's own weight still
+	// counts.
+	rowMention
+	sizeRows
+)
+
+// requestMentions are the rule families that only name a credential or a
+// system prompt, hit in the user's own request zone.
+const requestMentions = 1<<famSecretWord | 1<<famPromptWord
+
+// sizeRow is the row of Model.size for a window whose rule families are
+// fams. (Counting only the precise families as rule hits was measured
 // and lost 9 points of cross-validated recall: a weak family's hit in a
-// short text is evidence too.) A request about the form of the answer
-// ("encode your answer in base64") in the user's own request zone does not
-// count: it is the user's to make, and counting it let short formatting
-// requests pass as attacks (leave-one-source-out recall at 1% false
-// positives 0.44 with it, 0.61 without). In the content zone it counts.
+// short text is evidence too; a bare mention in the request is the
+// exception, rowMention.) A request about the form of the answer ("encode
+// your answer in base64") in the user's own request zone does not count:
+// it is the user's to make, and counting it let short formatting requests
+// pass as attacks (leave-one-source-out recall at 1% false positives 0.44
+// with it, 0.61 without). In the content zone both count.
 //
 // The size row is chosen before the families' own weights are added, so
-// the request zone's famOutput still adds its learned weight to margin.
-func ruleHit(fams uint32) int {
-	return min(int(fams&^(1<<famOutput)), 1)
+// the request zone's famOutput and mentions still add their learned
+// weights to margin.
+func sizeRow(fams uint32) int {
+	switch rest := fams &^ (1 << famOutput); {
+	case rest == 0:
+		return rowNone
+	case rest&^requestMentions == 0:
+		return rowMention
+	}
+	return rowRule
 }
 
 // sizeBuckets is the number of window length classes: log2 of the feature

@@ -256,7 +256,7 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 	for f := range fw {
 		fw[f] = families[f%int(numFamilies)].prior
 	}
-	var sw [2][sizeBuckets]float64
+	var sw [sizeRows][sizeBuckets]float64
 	scale := 1.0
 	bias := 0.0
 	// An attack is one window of its text, not all of them: the rest of a
@@ -296,7 +296,7 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 		for j, b := range x.idx {
 			s += v[b] * float64(x.val[j])
 		}
-		s = s*scale + bias + sw[ruleHit(x.fams)][sizeBucket(x.n)]
+		s = s*scale + bias + sw[sizeRow(x.fams)][sizeBucket(x.n)]
 		for bits := x.fams; bits != 0; bits &= bits - 1 {
 			if f, ok := famIndex(mathbits.TrailingZeros32(bits)); ok {
 				s += fw[f]
@@ -346,10 +346,12 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 			// score: a length alone is no evidence of an attack, and a
 			// free weight learned that the data's few very short texts
 			// are mostly attacks ("Tell me a joke." scored 0.61).
-			row, b := ruleHit(x.fams), sizeBucket(x.n)
+			row, b := sizeRow(x.fams), sizeBucket(x.n)
 			sw[row][b] -= eta * (g + famLambda*sw[row][b])
-			if row == 0 {
+			if row != rowRule {
 				sw[row][b] = min(sw[row][b], 0)
+			} else {
+				sw[row][b] = max(sw[row][b], 0)
 			}
 			var hit [2 * numFamilies]bool
 			for bits := x.fams; bits != 0; bits &= bits - 1 {
