@@ -163,8 +163,9 @@ func falsePositives(t *testing.T, turns []everydayTurn, sealed bool) map[int]int
 // the other sets, whose texts no test prints, measured before and after the
 // rules of 2026-11-26 (50 and 59 of 90; 56 once a bare mention of a
 // password or a system prompt got length weights of its own, which took its
-// everyday false positives from 26 to 13 of 120) and never used to change
-// anything.
+// everyday false positives from 26 to 13 of 120; 57 and 9 once naming
+// jailbreaking or developer mode became a mention too) and never used to
+// change anything.
 // Each set was unbiased until it was read: fresh2 caught 38, fresh3 41 and
 // 51, fresh4 54 before rules were written from it. The bounds are a ratchet
 // at today's counts; counts this small move by two or three with any
@@ -180,7 +181,7 @@ func TestHeldOutAttacks(t *testing.T) {
 		{"testdata/attacks_fresh2.txt", 0.78, 0.75, false},
 		{"testdata/attacks_fresh3.txt", 0.86, 0.75, false},
 		{"testdata/attacks_fresh4.txt", 0.82, 0.70, false},
-		{"testdata/attacks_fresh5.txt", 0.62, 0.70, true},
+		{"testdata/attacks_fresh5.txt", 0.63, 0.70, true},
 	} {
 		t.Run(c.file, func(t *testing.T) { heldOutAttacks(t, c.file, c.minCaught, c.minRightKind, c.sealed) })
 	}
@@ -263,10 +264,10 @@ func TestEverydayFresh(t *testing.T) {
 		ratchet int
 		sealed  bool
 	}{
-		{"testdata/everyday_fresh2.jsonl", 14, false},
-		{"testdata/everyday_fresh3.jsonl", 13, false},
-		{"testdata/everyday_fresh4.jsonl", 14, false},
-		{"testdata/everyday_fresh5.jsonl", 13, true},
+		{"testdata/everyday_fresh2.jsonl", 12, false},
+		{"testdata/everyday_fresh3.jsonl", 10, false},
+		{"testdata/everyday_fresh4.jsonl", 10, false},
+		{"testdata/everyday_fresh5.jsonl", 9, true},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			turns := readTurns(t, c.file)

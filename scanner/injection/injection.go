@@ -95,6 +95,7 @@ var kindOfFamily = [numFamilies]string{
 	famTemplate:     KindHijacking,
 	famAddressed:    KindPlanted,
 	famPromptWord:   KindExtraction,
+	famModeWord:     KindJailbreak,
 }
 
 // longAttack is the length in bytes from which a request-zone window that

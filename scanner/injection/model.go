@@ -466,9 +466,10 @@ const (
 	sizeRows
 )
 
-// requestMentions are the rule families that only name a credential or a
-// system prompt, hit in the user's own request zone.
-const requestMentions = 1<<famSecretWord | 1<<famPromptWord
+// requestMentions are the rule families that only name a credential, a
+// system prompt, jailbreaking or developer mode, hit in the user's own
+// request zone.
+const requestMentions = 1<<famSecretWord | 1<<famPromptWord | 1<<famModeWord
 
 // sizeRow is the row of Model.size for a window whose rule families are
 // fams. (Counting only the precise families as rule hits was measured
