@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"encoding/binary"
 	"slices"
 	"sync"
 	"unicode"
@@ -577,6 +578,16 @@ func (f *folder) emit(c byte, i int) {
 func (f *folder) run() {
 	src := f.src
 	for i := 0; i < len(src); {
+		// ASCII prose folds mostly to a lowercased copy of itself: eight
+		// bytes at a time where plainBlock says the fold does nothing
+		// else to them, byte by byte from the next token on where it
+		// does.
+		if f.sparse && i+8 < len(src) {
+			if j := f.plainBlocks(i); j > i {
+				i = j
+				continue
+			}
+		}
 		c := src[i]
 		cls := foldClass[c]
 		if cls&fcSpace != 0 || (cls&fcHigh != 0 && spaceAt(src, i) > 0) {
@@ -661,6 +672,77 @@ func (f *folder) run() {
 		f.appendRune(unicode.ToLower(r), i)
 		i += n
 	}
+}
+
+// SWAR (SIMD within a register) constants: the byte 0x01 and the byte
+// 0x80 in every lane of a 64-bit word.
+const (
+	lanes01 = 0x0101010101010101
+	lanes80 = 0x8080808080808080
+)
+
+// plainBlocks copies, lowercased, the blocks of eight bytes from src[i:]
+// on for which the fold does nothing but lowercase, and returns where it
+// stopped. That holds when a block is ASCII with no whitespace but single
+// spaces, none next to whitespace outside the block either, and no byte
+// where run would try a letter-spacing chain: one between a separator or
+// space and a byte of another class than a word's (a one-character
+// token). A block where that test is in doubt is refused; run then folds
+// it byte by byte. Sparse mode only: the blocks map byte for byte.
+//
+// Each test is one lane-wise operation on the block as a word (SWAR): its
+// bytes are below 0x80 once the first test passed, so adding up to 0x7f
+// to a lane never carries into the next.
+func (f *folder) plainBlocks(i int) int {
+	src, buf := f.src, f.buf
+	from := i
+	for ; i+8 < len(src); i += 8 {
+		x := load64(src[i : i+8])
+		if x&lanes80 != 0 {
+			break
+		}
+		// atLeast(v): 0x80 in the lanes holding a byte >= v.
+		atLeast := func(v uint64) uint64 { return ((x | lanes80) - v*lanes01) & lanes80 }
+		// equal(v): 0x80 in the lanes holding v.
+		equal := func(v uint64) uint64 { return ^((x ^ v*lanes01) + 0x7f*lanes01) & lanes80 }
+		if atLeast('\t')&^atLeast('\r'+1) != 0 { // '\t', '\n', '\v', '\f', '\r'
+			break
+		}
+		space := equal(' ')
+		sep := space | atLeast('-')&^atLeast('.'+1) | equal('_') // isChainSep
+		var spaceBefore, sepBefore, spaceAfter, specialAfter uint64
+		if i == 0 {
+			sepBefore = 0x80
+		} else if before := foldClass[src[i-1]]; before&(fcSep|fcSpace) != 0 {
+			sepBefore = 0x80
+			if before&fcSpace != 0 {
+				spaceBefore = 0x80
+			}
+		}
+		if after := foldClass[src[i+8]]; after != 0 {
+			specialAfter = 0x80 << 56
+			if after&fcSpace != 0 {
+				spaceAfter = 0x80 << 56
+			}
+		}
+		// Whitespace next to whitespace: a run the fold shortens.
+		if space&(space<<8|spaceBefore|space>>8|spaceAfter) != 0 {
+			break
+		}
+		// A non-space byte with a separator or space before it and a
+		// separator, space or anything but a word byte after it: a
+		// one-character token, where run tries a chain.
+		if ^space&(sep<<8|sepBefore)&(sep>>8|specialAfter)&lanes80 != 0 {
+			break
+		}
+		upper := atLeast('A') &^ atLeast('Z'+1)
+		buf = binary.LittleEndian.AppendUint64(buf, x|upper>>2)
+	}
+	if i > from {
+		f.shiftTo(from, len(f.buf))
+		f.buf = buf
+	}
+	return i
 }
 
 // appendRune appends r, every byte of it mapped to the character at src[i].
