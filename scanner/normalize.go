@@ -690,53 +690,57 @@ const (
 // token). A block where that test is in doubt is refused; run then folds
 // it byte by byte. Sparse mode only: the blocks map byte for byte.
 //
-// Each test is one lane-wise operation on the block as a word (SWAR): its
-// bytes are below 0x80 once the first test passed, so adding up to 0x7f
-// to a lane never carries into the next.
+// Each test is one lane-wise operation on the block as a word (SWAR),
+// whose answer for a lane is the lane's top bit; the other bits are
+// garbage, cleared once at the end. For an ASCII byte no lane carries or
+// borrows into the next; a block with another byte is refused whatever
+// its lanes say.
 func (f *folder) plainBlocks(i int) int {
 	src, buf := f.src, f.buf
 	from := i
+	// The class of the byte before the block, in lane 0's top bit: a
+	// separator or space (sepBefore), a space (spaceBefore).
+	var sepBefore, spaceBefore uint64 = 0x80, 0
+	if i > 0 {
+		before := foldClass[src[i-1]]
+		if before&(fcSep|fcSpace) == 0 {
+			sepBefore = 0
+		}
+		if before&fcSpace != 0 {
+			spaceBefore = 0x80
+		}
+	}
 	for ; i+8 < len(src); i += 8 {
 		x := load64(src[i : i+8])
-		if x&lanes80 != 0 {
-			break
-		}
-		// atLeast(v): 0x80 in the lanes holding a byte >= v.
-		atLeast := func(v uint64) uint64 { return ((x | lanes80) - v*lanes01) & lanes80 }
-		// equal(v): 0x80 in the lanes holding v.
-		equal := func(v uint64) uint64 { return ^((x ^ v*lanes01) + 0x7f*lanes01) & lanes80 }
-		if atLeast('\t')&^atLeast('\r'+1) != 0 { // '\t', '\n', '\v', '\f', '\r'
-			break
-		}
+		xh := x | lanes80
+		// atLeast(v): the lanes holding a byte >= v.
+		atLeast := func(v uint64) uint64 { return xh - v*lanes01 }
+		// equal(v): the lanes holding v.
+		equal := func(v uint64) uint64 { return ^((x ^ v*lanes01) + 0x7f*lanes01) }
+		whitespace := atLeast('\t') &^ atLeast('\r'+1) // '\t', '\n', '\v', '\f', '\r'
 		space := equal(' ')
 		sep := space | atLeast('-')&^atLeast('.'+1) | equal('_') // isChainSep
-		var spaceBefore, sepBefore, spaceAfter, specialAfter uint64
-		if i == 0 {
-			sepBefore = 0x80
-		} else if before := foldClass[src[i-1]]; before&(fcSep|fcSpace) != 0 {
-			sepBefore = 0x80
-			if before&fcSpace != 0 {
-				spaceBefore = 0x80
-			}
-		}
+		var spaceAfter, specialAfter uint64
 		if after := foldClass[src[i+8]]; after != 0 {
 			specialAfter = 0x80 << 56
 			if after&fcSpace != 0 {
 				spaceAfter = 0x80 << 56
 			}
 		}
-		// Whitespace next to whitespace: a run the fold shortens.
-		if space&(space<<8|spaceBefore|space>>8|spaceAfter) != 0 {
+		refused := x | whitespace |
+			// Whitespace next to whitespace: a run the fold shortens.
+			space&(space<<8|spaceBefore|space>>8|spaceAfter) |
+			// A non-space byte with a separator or space before it
+			// and a separator, space or anything but a word byte
+			// after it: a one-character token, where run tries a
+			// chain.
+			^space&(sep<<8|sepBefore)&(sep>>8|specialAfter)
+		if refused&lanes80 != 0 {
 			break
 		}
-		// A non-space byte with a separator or space before it and a
-		// separator, space or anything but a word byte after it: a
-		// one-character token, where run tries a chain.
-		if ^space&(sep<<8|sepBefore)&(sep>>8|specialAfter)&lanes80 != 0 {
-			break
-		}
-		upper := atLeast('A') &^ atLeast('Z'+1)
+		upper := (atLeast('A') &^ atLeast('Z'+1)) & lanes80
 		buf = binary.LittleEndian.AppendUint64(buf, x|upper>>2)
+		sepBefore, spaceBefore = sep>>56&0x80, space>>56&0x80
 	}
 	if i > from {
 		f.shiftTo(from, len(f.buf))
