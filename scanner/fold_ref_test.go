@@ -412,6 +412,23 @@ func TestFoldMatchesReference(t *testing.T) {
 	}
 }
 
+// TestFoldBlocksMatchReference puts each of foldCases' texts, and the
+// pieces that stop the fold's eight-byte blocks (a second space, a tab, a
+// one-letter word, a separator, a capital, a non-ASCII letter), at every
+// offset from a block boundary and on either side of one, in prose the
+// blocks would otherwise copy.
+func TestFoldBlocksMatchReference(t *testing.T) {
+	pieces := append([]string{" ", "  ", "\t", "\n", " a ", "a ", " a", "I ", ". ", "-", "_", ".", "Ab", "Z", "é", " x-y ", "a.b", "  x"}, foldCases...)
+	const prose = "Quarterly revenue grew because customers renewed early "
+	for _, p := range pieces {
+		for k := 0; k < len(prose); k++ {
+			checkFoldMatchesReference(t, prose[:k]+p+prose)
+			checkFoldMatchesReference(t, prose+prose[:k]+p)
+			checkFoldMatchesReference(t, p+prose[:k]+p+prose[k:]+p)
+		}
+	}
+}
+
 // TestFoldMatchesReferenceData checks the fold against the reference on
 // real traffic: the IFEval and MT-bench everyday sets beside the
 // injection scanner and, when present, the labelled dev set, whose

@@ -1,6 +1,10 @@
 package scanner
 
-import "strings"
+import (
+	"encoding/binary"
+	"math/bits"
+	"strings"
+)
 
 // Leetspeak folding for the Folded view.
 //
@@ -162,6 +166,16 @@ type leetToken struct{ start, end int32 }
 func forEachLeetToken(b []byte, fold func(t []byte, letters int) bool, seen []leetToken) (int, []leetToken) {
 	n := 0
 	for i := 0; i < len(b); {
+		// Most text has no such byte for long: eight bytes a step to the
+		// first that may be one (maybeLeet), then byte by byte.
+		for i+8 <= len(b) {
+			m := maybeLeet(b[i : i+8])
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
 		for i < len(b) && leetClass[b[i]]&lcLeet == 0 {
 			i++
 		}
@@ -189,6 +203,27 @@ func forEachLeetToken(b []byte, fold func(t []byte, letters int) bool, seen []le
 		}
 	}
 	return n, seen
+}
+
+// maybeLeet returns, for the eight bytes of w, 0x80 in the lane of every
+// byte that may be a digit or leetspeak symbol (lcLeet) and in some lanes
+// after the first such; none when no byte of w is one. The lanes are
+// tested as one word (SWAR): a digit, or a byte in '!'..'+' (which holds
+// '!', '$', '(' and '+', and some punctuation), or '@' or '|'. Bytes
+// above 0x7f are masked to seven bits and then excluded, so no lane
+// carries into the next; 0x80 in a later lane is harmless, as the caller
+// stops at the first.
+func maybeLeet(w []byte) uint64 {
+	x := binary.LittleEndian.Uint64(w)
+	x7 := x & (0x7f * lanes01)
+	// atLeast(v): 0x80 in the lanes holding a byte >= v (of 7 bits).
+	atLeast := func(v uint64) uint64 { return ((x7 | lanes80) - v*lanes01) & lanes80 }
+	// equal(v): 0x80 in the lanes holding v (of 7 bits).
+	equal := func(v uint64) uint64 { return ^((x7 ^ v*lanes01) + 0x7f*lanes01) & lanes80 }
+	m := atLeast('0') &^ atLeast('9'+1)
+	m |= atLeast('!') &^ atLeast('+'+1)
+	m |= equal('@') | equal('|')
+	return m &^ x
 }
 
 // foldTokenEvident folds a token of a text evidently in leetspeak: every

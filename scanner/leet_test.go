@@ -1,6 +1,9 @@
 package scanner
 
-import "testing"
+import (
+	"math/bits"
+	"testing"
+)
 
 func TestTextFolded(t *testing.T) {
 	tests := []struct {
@@ -75,6 +78,43 @@ func TestLeetOf(t *testing.T) {
 		'@': 'a', '$': 's', '!': 'i', '|': 'l', '(': 'c', '6': 'g', '+': 't', '2': 0, 'a': 0, ' ': 0} {
 		if got := leetOf(c); got != want {
 			t.Errorf("leetOf(%q) = %q, want %q", c, got, want)
+		}
+	}
+}
+
+// TestMaybeLeetFindsFirst checks maybeLeet on every pair of byte values
+// at every pair of lanes, over ASCII and non-ASCII filler: it may flag a
+// byte that is no leetspeak byte, but never one after the first that is,
+// and never nothing when one is there.
+func TestMaybeLeetFindsFirst(t *testing.T) {
+	for _, fill := range []byte{'a', ' ', 0xc3, 0xff} {
+		for c1 := range 256 {
+			for c2 := range 256 {
+				for p := range 8 {
+					for q := p + 1; q < 8; q++ {
+						var w [8]byte
+						for k := range w {
+							w[k] = fill
+						}
+						w[p], w[q] = byte(c1), byte(c2)
+						first := 8
+						for k, c := range w {
+							if leetClass[c]&lcLeet != 0 {
+								first = k
+								break
+							}
+						}
+						m := maybeLeet(w[:])
+						got := 8
+						if m != 0 {
+							got = bits.TrailingZeros64(m) >> 3
+						}
+						if got > first {
+							t.Fatalf("maybeLeet(%q) first lane %d, want at most %d", w, got, first)
+						}
+					}
+				}
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"encoding/binary"
 	"slices"
 	"sync"
 	"unicode"
@@ -577,6 +578,16 @@ func (f *folder) emit(c byte, i int) {
 func (f *folder) run() {
 	src := f.src
 	for i := 0; i < len(src); {
+		// ASCII prose folds mostly to a lowercased copy of itself: eight
+		// bytes at a time where plainBlock says the fold does nothing
+		// else to them, byte by byte from the next token on where it
+		// does.
+		if f.sparse && i+8 < len(src) {
+			if j := f.plainBlocks(i); j > i {
+				i = j
+				continue
+			}
+		}
 		c := src[i]
 		cls := foldClass[c]
 		if cls&fcSpace != 0 || (cls&fcHigh != 0 && spaceAt(src, i) > 0) {
@@ -661,6 +672,81 @@ func (f *folder) run() {
 		f.appendRune(unicode.ToLower(r), i)
 		i += n
 	}
+}
+
+// SWAR (SIMD within a register) constants: the byte 0x01 and the byte
+// 0x80 in every lane of a 64-bit word.
+const (
+	lanes01 = 0x0101010101010101
+	lanes80 = 0x8080808080808080
+)
+
+// plainBlocks copies, lowercased, the blocks of eight bytes from src[i:]
+// on for which the fold does nothing but lowercase, and returns where it
+// stopped. That holds when a block is ASCII with no whitespace but single
+// spaces, none next to whitespace outside the block either, and no byte
+// where run would try a letter-spacing chain: one between a separator or
+// space and a byte of another class than a word's (a one-character
+// token). A block where that test is in doubt is refused; run then folds
+// it byte by byte. Sparse mode only: the blocks map byte for byte.
+//
+// Each test is one lane-wise operation on the block as a word (SWAR),
+// whose answer for a lane is the lane's top bit; the other bits are
+// garbage, cleared once at the end. For an ASCII byte no lane carries or
+// borrows into the next; a block with another byte is refused whatever
+// its lanes say.
+func (f *folder) plainBlocks(i int) int {
+	src, buf := f.src, f.buf
+	from := i
+	// The class of the byte before the block, in lane 0's top bit: a
+	// separator or space (sepBefore), a space (spaceBefore).
+	var sepBefore, spaceBefore uint64 = 0x80, 0
+	if i > 0 {
+		before := foldClass[src[i-1]]
+		if before&(fcSep|fcSpace) == 0 {
+			sepBefore = 0
+		}
+		if before&fcSpace != 0 {
+			spaceBefore = 0x80
+		}
+	}
+	for ; i+8 < len(src); i += 8 {
+		x := load64(src[i : i+8])
+		xh := x | lanes80
+		// atLeast(v): the lanes holding a byte >= v.
+		atLeast := func(v uint64) uint64 { return xh - v*lanes01 }
+		// equal(v): the lanes holding v.
+		equal := func(v uint64) uint64 { return ^((x ^ v*lanes01) + 0x7f*lanes01) }
+		whitespace := atLeast('\t') &^ atLeast('\r'+1) // '\t', '\n', '\v', '\f', '\r'
+		space := equal(' ')
+		sep := space | atLeast('-')&^atLeast('.'+1) | equal('_') // isChainSep
+		var spaceAfter, specialAfter uint64
+		if after := foldClass[src[i+8]]; after != 0 {
+			specialAfter = 0x80 << 56
+			if after&fcSpace != 0 {
+				spaceAfter = 0x80 << 56
+			}
+		}
+		refused := x | whitespace |
+			// Whitespace next to whitespace: a run the fold shortens.
+			space&(space<<8|spaceBefore|space>>8|spaceAfter) |
+			// A non-space byte with a separator or space before it
+			// and a separator, space or anything but a word byte
+			// after it: a one-character token, where run tries a
+			// chain.
+			^space&(sep<<8|sepBefore)&(sep>>8|specialAfter)
+		if refused&lanes80 != 0 {
+			break
+		}
+		upper := (atLeast('A') &^ atLeast('Z'+1)) & lanes80
+		buf = binary.LittleEndian.AppendUint64(buf, x|upper>>2)
+		sepBefore, spaceBefore = sep>>56&0x80, space>>56&0x80
+	}
+	if i > from {
+		f.shiftTo(from, len(f.buf))
+		f.buf = buf
+	}
+	return i
 }
 
 // appendRune appends r, every byte of it mapped to the character at src[i].

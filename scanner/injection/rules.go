@@ -453,22 +453,28 @@ type ruleSet struct {
 	// triggers are the first-slot words with the rules they start,
 	// chained where their hashes share low bits.
 	triggers []trigger
+	// pairs holds the word pairs a rule whose second word is fixed can
+	// start with (see pairFilter).
+	pairs pairFilter
 }
 
 // trigger is a first-slot word: its hash, the rules it starts, and 1 + the
-// index of the next trigger with the same low hash bits (0: none).
+// index of the next trigger with the same low hash bits (0: none). A rule
+// index with pairedRule set is of a rule whose second slot is a plain
+// word list, in pairs; unpaired says some of the rules' are not.
 type trigger struct {
-	hash  uint64
-	rules []uint16
-	next  uint16
+	hash     uint64
+	rules    []uint16
+	next     uint16
+	unpaired bool
 }
 
-// rulesOf returns the rules the word with hash h starts.
-func (rs *ruleSet) rulesOf(h uint64) []uint16 {
+// triggerOf returns the trigger of the word with hash h, or nil.
+func (rs *ruleSet) triggerOf(h uint64) *trigger {
 	for t := rs.triggerAt[h%uint64(len(rs.triggerAt))]; t != 0; {
 		tr := &rs.triggers[t-1]
 		if tr.hash == h {
-			return tr.rules
+			return tr
 		}
 		t = tr.next
 	}
@@ -553,6 +559,9 @@ func compileRules() (*ruleSet, error) {
 		}
 		rs.rules = append(rs.rules, r)
 	}
+	if err := rs.pairRules(); err != nil {
+		return nil, err
+	}
 	return rs, nil
 }
 
@@ -578,7 +587,26 @@ type hit struct {
 // that matches at several overlapping places is reported once per start.
 func (rs *ruleSet) match(s string, toks []token, hits []hit) []hit {
 	for i := range toks {
-		for _, ri := range rs.rulesOf(toks[i].hash) {
+		tr := rs.triggerOf(toks[i].hash)
+		if tr == nil {
+			continue
+		}
+		// Most tries fail at the next word. One bit says whether it can
+		// be the second word of any of the paired rules this word
+		// starts; when it cannot, they are skipped without touching a
+		// rule (those loads, each likely a cache miss, were most of the
+		// matcher's time).
+		paired := i+1 < len(toks) && rs.pairs.has(toks[i].hash, toks[i+1].hash)
+		if !paired && !tr.unpaired {
+			continue
+		}
+		for _, ri := range tr.rules {
+			if ri&pairedRule != 0 {
+				if !paired {
+					continue
+				}
+				ri &^= pairedRule
+			}
 			r := &rs.rules[ri]
 			// Most tries fail at the next word: testing it here
 			// spares matchAt's call and slot dispatch.

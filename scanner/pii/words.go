@@ -1,6 +1,7 @@
 package pii
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -172,12 +173,82 @@ func lookup(w string) uint16 {
 	if h := lexHash(w); lexFilter[h>>6]&(1<<(h&63)) == 0 {
 		return 0
 	}
-	var buf [40]byte
-	b := fold(w, buf[:0])
-	if b == nil {
+	if len(w) > maxLexWord {
 		return 0
 	}
-	return lexicon[string(b)]
+	// Fold and hash in one pass, then probe lexTable: a Go map would
+	// hash the folded word again, with more work per byte.
+	var buf [maxLexWord]byte
+	h := uint32(fnv32Offset)
+	for k := 0; k < len(w); k++ {
+		c := lowerASCII(w[k])
+		buf[k] = c
+		h = (h ^ uint32(c)) * fnv32Prime
+	}
+	b := buf[:len(w)]
+	slots, mask := lexTable.slots, uint32(len(lexTable.slots)-1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := slots[i]
+		if e == 0 {
+			return 0
+		}
+		if e>>16 == h>>16 {
+			if en := &lexTable.entries[e&0xffff-1]; en.key == string(b) {
+				return en.flags
+			}
+		}
+	}
+}
+
+// maxLexWord is the longest word lookup folds; a longer one is in no
+// gazetteer list.
+const maxLexWord = 40
+
+// FNV-1a, 32 bits: lookup hashes the folded word as it folds it.
+const (
+	fnv32Offset = 2166136261
+	fnv32Prime  = 16777619
+)
+
+// lexTable holds lexicon for lookup: an open-addressed table at most half
+// full, each slot the high 16 bits of its key's hash and 1 + the index of
+// its entry (0: empty), so a probe compares a key only where 16 more
+// bits of the hash agree.
+var lexTable = func() (t struct {
+	slots   []uint32
+	entries []lexEntry
+}) {
+	size := 16
+	for size < 2*len(lexicon) {
+		size *= 2
+	}
+	if len(lexicon) >= 0xffff {
+		panic("pii: the lexicon outgrew lexTable's 16-bit entry index")
+	}
+	t.slots = make([]uint32, size)
+	keys := make([]string, 0, len(lexicon))
+	for k := range lexicon {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // the same table every run
+	for _, k := range keys {
+		h := uint32(fnv32Offset)
+		for i := 0; i < len(k); i++ {
+			h = (h ^ uint32(k[i])) * fnv32Prime
+		}
+		t.entries = append(t.entries, lexEntry{key: k, flags: lexicon[k]})
+		i := h & uint32(size-1)
+		for t.slots[i] != 0 {
+			i = (i + 1) & uint32(size-1)
+		}
+		t.slots[i] = h>>16<<16 | uint32(len(t.entries))
+	}
+	return t
+}()
+
+type lexEntry struct {
+	key   string
+	flags uint16
 }
 
 // nextWord returns the capitalised word after a single space (or ", " when
