@@ -111,7 +111,10 @@ const minWindow = 128
 type Config struct {
 	// Threshold is the probability in (0, 1) at or above which a text is
 	// detected. Default: the threshold chosen on cross-validated
-	// predictions when the model was trained (Model.Threshold).
+	// predictions when the model was trained (Model.Threshold), with which
+	// a detection that rests on word evidence alone must also reach 0.5
+	// (minWordEvidence). A threshold set here, or a kind's below, applies
+	// to every detection of that kind as it is.
 	Threshold float64 `json:"threshold,omitempty"`
 	// ScanDecoded screens the payloads the text decodes (base64, hex, URL,
 	// rot13), recursively, and reports a detection inside one at the
@@ -142,11 +145,14 @@ type Config struct {
 type Scanner struct {
 	model     *Model
 	threshold float64
-	// kindThreshold is the threshold of each attack kind.
-	kindThreshold map[string]float64
-	decoded       bool
-	window        int
-	system        bool // judge system messages (Config.ScanSystem)
+	// kindThreshold is the threshold of each attack kind, and
+	// kindWordFloor the least probability of a detection of that kind
+	// on word evidence alone (minWordEvidence with the model's own
+	// threshold, else 0).
+	kindThreshold, kindWordFloor map[string]float64
+	decoded                      bool
+	window                       int
+	system                       bool // judge system messages (Config.ScanSystem)
 }
 
 // ErrConfig is wrapped by every configuration error New returns.
@@ -188,7 +194,7 @@ func NewWithModel(cfg Config, m *Model) (*Scanner, error) {
 	if s.threshold <= 0 || s.threshold >= 1 {
 		return nil, fmt.Errorf("%w: threshold must be in (0, 1), got %g", ErrConfig, s.threshold)
 	}
-	s.kindThreshold = map[string]float64{}
+	s.kindThreshold, s.kindWordFloor = map[string]float64{}, map[string]float64{}
 	for _, k := range []struct {
 		kind, option string
 		v            float64
@@ -201,6 +207,9 @@ func NewWithModel(cfg Config, m *Model) (*Scanner, error) {
 		switch {
 		case k.v == 0:
 			s.kindThreshold[k.kind] = s.threshold
+			if cfg.Threshold == 0 {
+				s.kindWordFloor[k.kind] = minWordEvidence
+			}
 		case k.v < 0 || k.v >= 1:
 			return nil, fmt.Errorf("%w: %s must be in (0, 1), got %g", ErrConfig, k.option, k.v)
 		default:
@@ -227,11 +236,17 @@ func (s *Scanner) Type() string { return Type }
 
 // verdict is the best score found in a text or its payloads.
 type verdict struct {
-	prob    float64
-	fam     family // strongest rule family of the best window
-	hasFam  bool
-	kind    string // the attack kind (Kind* constants)
-	payload string // encoding of the payload it was found in, "" for the text
+	prob float64
+	// decision is the score a threshold is held against: prob, or 0 for a
+	// window that flags at no threshold (word evidence alone below
+	// minWordEvidence, or in a follow-up); the highest over the text and
+	// its payloads. Cross-validation chooses the threshold on it, so that
+	// the reported figures are those of the detections Scan makes.
+	decision float64
+	fam      family // strongest rule family of the best window
+	hasFam   bool
+	kind     string // the attack kind (Kind* constants)
+	payload  string // encoding of the payload it was found in, "" for the text
 }
 
 // Scan implements scanner.Scanner.
@@ -278,7 +293,8 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 	ws := s.model.score(view.S, z, s.window, sc)
 	v := verdict{prob: sigmoid(ws.margin), payload: payload}
 	v.fam, v.hasFam, v.kind = s.model.kindOf(ws, z)
-	if v.prob >= s.kindThreshold[v.kind] && !(followUp && wordEvidenceOnly(ws, v.kind)) {
+	v.decision = decisionScore(v.prob, wordEvidenceOnly(ws, v.kind), followUp, s.kindWordFloor[v.kind])
+	if v.decision > 0 && v.decision >= s.kindThreshold[v.kind] {
 		f.Detected = true
 		f.Matches = s.appendMatches(f.Matches, view, ws, sc, v.kind, v.prob, at, end)
 	}
@@ -294,9 +310,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 			if err != nil {
 				return verdict{}, err
 			}
-			if sv.prob > v.prob {
-				v = sv
-			}
+			v = higher(v, sv)
 		}
 	}
 	for _, seg := range text.Decoded() {
@@ -308,12 +322,60 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 		if err != nil {
 			return verdict{}, err
 		}
-		if sv.prob > v.prob {
-			v = sv
-		}
+		v = higher(v, sv)
 	}
 	return v, nil
 }
+
+// decisionScore is the score a threshold is held against for a window of
+// probability prob: 0 when it rests on word evidence alone in a follow-up,
+// or below floor in a first turn, since such a window flags at no
+// threshold; prob otherwise.
+func decisionScore(prob float64, wordOnly, followUp bool, floor float64) float64 {
+	if wordOnly && (followUp || prob < floor) {
+		return 0
+	}
+	return prob
+}
+
+// higher is the verdict of the two with the higher probability, with the
+// higher decision score of both.
+func higher(v, sv verdict) verdict {
+	d := max(v.decision, sv.decision)
+	if sv.prob > v.prob {
+		v = sv
+	}
+	v.decision = d
+	return v
+}
+
+// screenDecision screens t as Scan does and returns the score its threshold
+// is held against (verdict.decision).
+func (s *Scanner) screenDecision(ctx context.Context, t *scanner.Target) (float64, error) {
+	if t.Role == scanner.RoleSystem && !s.system {
+		return 0, nil
+	}
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	var f scanner.Finding
+	v, err := s.scan(ctx, t.Text, t.Role, t.FollowsAnswer && t.Role == scanner.RoleUser, false, sc, &f, -1, -1, "")
+	return v.decision, err
+}
+
+// minWordEvidence is the least probability at which a detection resting on
+// word evidence alone (wordEvidenceOnly) flags a first turn with the
+// model's own threshold: such a window must make an attack more likely
+// than not. The
+// threshold is where 1% of the labelled benign texts score, and it moves
+// with every refit (0.31 to 0.45 over the fits of 2026-11-26); the short
+// everyday requests no rule explains ("Please do not use commas in your
+// response", "What is the capital of Australia, and why isn't it
+// Sydney?") score 0.3 to 0.6 and moved with it. In cross-validation at a
+// threshold of 0.31, 9 of 384 attacks and 1 benign text were caught on word
+// evidence alone in the request zone, and none of the 9 scored below 0.5.
+// Cross-validation scores a text by its decision score (verdict.decision),
+// so the threshold is chosen for the detections the floor leaves.
+const minWordEvidence = 0.5
 
 // wordEvidenceOnly reports whether a detection of kind rests on the
 // model's word evidence alone, in the user's own request: no rule explains

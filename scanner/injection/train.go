@@ -614,11 +614,11 @@ func crossValidate(examples []Example, fold []int, k int, o TrainOptions) []floa
 			if fold[i] != f {
 				continue
 			}
-			fd, err := s.Scan(context.Background(), &scanner.Target{Text: scanner.NewText(ex.Text), Direction: scanner.Input, Role: ex.role()})
+			d, err := s.screenDecision(context.Background(), &scanner.Target{Text: scanner.NewText(ex.Text), Direction: scanner.Input, Role: ex.role()})
 			if err != nil {
-				panic(err) // Scan fails only on a cancelled context
+				panic(err) // a scan fails only on a cancelled context
 			}
-			probs[i] = fd.Score
+			probs[i] = d
 		}
 	}
 	return probs

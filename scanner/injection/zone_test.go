@@ -209,3 +209,43 @@ func TestAddressedOnlyInContent(t *testing.T) {
 		})
 	}
 }
+
+// A detection on word evidence alone flags a first turn only from
+// minWordEvidence up with the model's own threshold, a follow-up never; a
+// rule-backed window, or a threshold set by the operator, is held to the
+// threshold as it is.
+func TestDecisionScore(t *testing.T) {
+	tests := []struct {
+		name               string
+		prob               float64
+		wordOnly, followUp bool
+		floor, want        float64
+	}{
+		{"rule-backed, low", 0.3, false, false, minWordEvidence, 0.3},
+		{"rule-backed follow-up", 0.3, false, true, minWordEvidence, 0.3},
+		{"word evidence below the floor", 0.45, true, false, minWordEvidence, 0},
+		{"word evidence at the floor", 0.5, true, false, minWordEvidence, 0.5},
+		{"word evidence above the floor", 0.8, true, false, minWordEvidence, 0.8},
+		{"word evidence in a follow-up", 0.99, true, true, minWordEvidence, 0},
+		{"operator's threshold: no floor", 0.3, true, false, 0, 0.3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := decisionScore(tt.prob, tt.wordOnly, tt.followUp, tt.floor); got != tt.want {
+				t.Errorf("decisionScore = %g, want %g", got, tt.want)
+			}
+		})
+	}
+	// The floor is the default's only: an operator's threshold lifts it.
+	def, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := New(Config{Threshold: 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.kindWordFloor[KindHijacking] != minWordEvidence || set.kindWordFloor[KindHijacking] != 0 {
+		t.Errorf("word-evidence floor: default %g, with a threshold set %g", def.kindWordFloor[KindHijacking], set.kindWordFloor[KindHijacking])
+	}
+}
