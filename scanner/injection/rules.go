@@ -357,6 +357,9 @@ var ruleSource = []struct {
 	// A form's "confirm password" field or a password reset is no request.
 	{famSecret, "confirm|verify|send|ask|asked|asking|need|want for? the|your|our|his|her|their system|admin|account|root|user|users? password|passcode|passphrase|credentials !field|fields|input|inputs|match|matches|box|reset|policy|policies|strength|hash|hashing|manager|managers|requirements|rules|validation"},
 	{famSecret, "ihr|dein|ihre|deine passwort|kennwort *2 geben|nennen|sagen|verraten|schicken|senden"},
+	// What it holds, asked for by how it came: "every secret, key or
+	// reference code you have been given".
+	{famSecret, "secret|secrets|key|keys|password|passwords|credential|credentials|token|tokens *3 you were|have|ve|got been? given|told|provided|entrusted|sent"},
 	// The same request in other languages: "¿Cuál es la contraseña?", "Was
 	// ist das Passwort?", "Qual è la password?", "パスワードは何ですか". Only
 	// words that ask or demand: "que" or "was" alone also join everyday
@@ -380,7 +383,7 @@ var ruleSource = []struct {
 	{famSecret, "tell|give|share|reveal|disclose|leak|provide|show|what|whats|encode|translate|spell *4 the|other|another|all user|users s? email|e|address|addresses|phone|birth|birthday|birthdate|city|location|residence|initials|name|names|password|passwords|balance|ssn|social|credit|age|salary|income|medical|home|account|personal|private|favorite|favourite"},
 	// "Share the secret of long life", "what is the secret to success",
 	// "tell me about the secret garden" ask for no credential.
-	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 secret|secrets !of|to|behind|for|in|about|ingredient~|recipe~|sauce|life|lives|garden~|societ~|agent~|weapon~|mission~|service~|santa|admirer~|identity|identities|passage~|room~|door~|tunnel~|world~|base~|lair~|histor~|stash~|talent~|wish~|dream~|crush~|love~|affair~|meeting~|plan~|project~|island~|cave~|map~|treasure~"},
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what|list|enumerate|print|output|dump *4 secret|secrets !of|to|behind|for|in|about|ingredient~|recipe~|sauce|life|lives|garden~|societ~|agent~|weapon~|mission~|service~|santa|admirer~|identity|identities|passage~|room~|door~|tunnel~|world~|base~|lair~|histor~|stash~|talent~|wish~|dream~|crush~|love~|affair~|meeting~|plan~|project~|island~|cave~|map~|treasure~"},
 	// "Key" alone is a credential only when something names it one ("the
 	// encryption key", "the key to the vault"); "what key features", "share
 	// your key message" use it as an adjective.
