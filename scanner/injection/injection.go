@@ -293,7 +293,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 	ws := s.model.score(view.S, z, s.window, sc)
 	v := verdict{prob: sigmoid(ws.margin), payload: payload}
 	v.fam, v.hasFam, v.kind = s.model.kindOf(ws, z)
-	v.decision = decisionScore(v.prob, wordEvidenceOnly(ws, v.kind), followUp, s.kindWordFloor[v.kind])
+	v.decision = decisionScore(v.prob, wordEvidenceOnly(ws, v.kind, followUp), followUp, s.kindWordFloor[v.kind])
 	if v.decision > 0 && v.decision >= s.kindThreshold[v.kind] {
 		f.Detected = true
 		f.Matches = s.appendMatches(f.Matches, view, ws, sc, v.kind, v.prob, at, end)
@@ -386,9 +386,15 @@ const minWordEvidence = 0.5
 // ordinary request in the words a hijacker uses, so there such evidence
 // flags nothing; a rule-identified attack (an override, an extraction, a
 // jailbreak persona, a privilege claim, chat template tokens) and a
-// planted instruction still do.
-func wordEvidenceOnly(ws windowScore, kind string) bool {
-	return kind != KindPlanted && sizeRow(ws.fams) != rowRule
+// planted instruction still do. In a follow-up a persona cue is word
+// evidence too: "Stay in character as the interviewer" continues the
+// role-play the user set up.
+func wordEvidenceOnly(ws windowScore, kind string, followUp bool) bool {
+	fams := ws.fams
+	if followUp {
+		fams &^= 1 << famPersona
+	}
+	return kind != KindPlanted && sizeRow(fams) != rowRule
 }
 
 // kindReason words each attack kind for Finding.Reason.
