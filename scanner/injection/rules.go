@@ -106,6 +106,11 @@ var ruleSource = []struct {
 	{famOverride, "the real|genuine|true|actual instructions|rules are|come mine|from"},
 	{famOverride, "not|no a|an? *2 bot|assistant|chatbot|agent|helper|helpdesk anymore|longer"},
 	{famOverride, "esqueça|esqueca|esqueçam|ignore|ignora|desconsidere *4 desenvolvedor~|instruç~|instrucoes|regras"},
+	{famOverride, "esquece|esqueça|esqueca tudo"},
+	{famOverride, "ignoriere|ignorieren|vergiss|vergessen deine|ihre aufgabe|anweisungen|regeln|instruktionen|vorgaben"},
+	{famOverride, "ur|your|whatever instructions|rules|prompt|guidelines *3 are|r|were outdated|obsolete|expired|invalid|void|fake"},
+	{famOverride, "new rule|rules you|u always|never|must|will|should"},
+	{famTemplate, "end of the? prompt|instructions|context *3 new prompt|instructions|task|system"},
 	{famOverride, "ignore|disregard|forget|ignoring|disregarding all|everything|any of? the|your|that|what? previous|prior|above|preceding|foregoing|earlier|before|said"},
 	{famOverride, "ignore|disregard|forget|ignoring|disregarding all|everything|your previous|prior|above|preceding|foregoing|earlier|said"},
 	{famOverride, "ignore|disregard|forget|ignoring|disregarding the|that|what above|preceding|foregoing|said"},
@@ -182,7 +187,7 @@ var ruleSource = []struct {
 	// tabletop RPG he explains how he cultivated anthrax". The frame alone
 	// is everyday fiction and the question alone a plain harmful request;
 	// together, a frame built to get the answer past a refusal.
-	{famJailbreak, "story|stories|novel|thriller|screenplay|script|roleplay|rp|rpg|monologue|scene|villain|character|grandma|grandmother|granny|pretend|fiction|fictional *25 make|makes|made|making|build|builds|built|building|cook|cooks|cooked|cooking|synthesize|synthesise|synthesized|synthesizing|extract|extracts|extracted|extracting|cultivate|cultivates|cultivated|cultivating|assemble|assembles|assembled|produce|produces|produced|manufacture|manufactures|manufactured|brew|brews|brewed|write|writes|wrote|code|codes|coded *4 bomb|bombs|explosive|explosives|meth|methamphetamine|ricin|anthrax|sarin|napalm|thermite|fentanyl|heroin|malware|ransomware|keylogger|keyloggers|spyware|silencer|silencers|suppressor|firearm|firearms|bioweapon|bioweapons|poison|poisons|toxin|detonator|detonators|grenade|grenades|molotov"},
+	{famJailbreak, "hypothetically|hypothetical|world|universe|story|stories|novel|thriller|screenplay|script|roleplay|rp|rpg|monologue|scene|villain|character|grandma|grandmother|granny|pretend|fiction|fictional *25 make|makes|made|making|build|builds|built|building|cook|cooks|cooked|cooking|synthesize|synthesise|synthesized|synthesizing|extract|extracts|extracted|extracting|cultivate|cultivates|cultivated|cultivating|assemble|assembles|assembled|produce|produces|produced|manufacture|manufactures|manufactured|brew|brews|brewed|write|writes|wrote|code|codes|coded *4 bomb|bombs|explosive|explosives|meth|methamphetamine|ricin|anthrax|sarin|napalm|thermite|fentanyl|heroin|malware|ransomware|keylogger|keyloggers|spyware|silencer|silencers|suppressor|firearm|firearms|bioweapon|bioweapons|poison|poisons|toxin|detonator|detonators|grenade|grenades|molotov"},
 	{famJailbreak, "make|makes|made|making|build|builds|built|building|cook|cooks|cooked|cooking|synthesize|synthesise|synthesized|synthesizing|extract|extracts|extracted|extracting|cultivate|cultivates|cultivated|cultivating|assemble|assembles|assembled|produce|produces|produced|manufacture|manufactures|manufactured|brew|brews|brewed|write|writes|wrote|code|codes|coded *4 bomb|bombs|explosive|explosives|meth|methamphetamine|ricin|anthrax|sarin|napalm|thermite|fentanyl|heroin|malware|ransomware|keylogger|keyloggers|spyware|silencer|silencers|suppressor|firearm|firearms|bioweapon|bioweapons|poison|poisons|toxin|detonator|detonators|grenade|grenades|molotov *25 pretend|roleplay|story|novel|character|grandma|grandmother|granny|fiction|fictional"},
 	{famJailbreak, "story|stories|novel|thriller|screenplay|script|film|movie|roleplay|rp|rpg|scene|villain|character|pretend|fiction|fictional *25 break|breaking|hack|hacking|breach|breaching into *4 network|networks|wifi|system|systems|server|servers|account|accounts|database|databases"},
 	// A payload to decode and then obey: the filter is meant to see only
@@ -201,18 +206,18 @@ var ruleSource = []struct {
 	// "Any" and "not" alone ask about limits as often as they drop them:
 	// "are there any restrictions on carry-on luggage?", "filter out any
 	// rows", "including but not limited to".
-	{famUnrestricted, "no|without|free|zero of|from|bound|any? by? any|all|every? ethical|moral|legal|safety|special? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
+	{famUnrestricted, "no|without|free|zero of|from|bound|any? by? any|all|every? ethical|moral|legal|safety|special|content? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
 	{famUnrestricted, "not|never|isn|aren|isnt|arent t? bound|restricted|constrained|confined|governed by any|the|your? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
 	// Its limits declared gone: "all previous constraints are lifted",
 	// "your restrictions have been removed".
-	{famUnrestricted, "your|previous|prior|earlier|usual|normal *1 constraint~|restriction~|limitation~|rule~|guideline~|filter~|safeguard~|polic~ *2 lifted|removed|disabled|suspended|deactivated|void|waived|off"},
+	{famUnrestricted, "your|previous|prior|earlier|usual|normal *1 constraint~|restriction~|limitation~|rule~|guideline~|filter~|safeguard~|polic~ *2 lifted|removed|disabled|suspended|deactivated|void|waived|off|revoked|cancelled|canceled|withdrawn|rescinded"},
 	// Its rules declared void here: "content policies do not apply", "your
 	// guidelines no longer apply".
 	{famUnrestricted, "content|safety|usage|ethical|moral|openai|openais|your polic~|rule~|guideline~|restriction~|filter~|ethics|morals do|does|don|doesn|dont|doesnt|no *1 not|longer|t apply|exist|matter"},
 	{famUnrestricted, "uncensored|derestricted|unchained|amoral|unethical|unfiltered|unrestricted|unrestrained|unbounded|immoral|unhinged|unlimited|unshackled"},
 	// "Devoid of morality or conscience" says "without morals" in other words.
 	{famUnrestricted, "devoid|bereft|lacking|void of any? all? ethic~|moral~|conscience|scruples|restriction~|limit~|filter~|censor~|guideline~|rules"},
-	{famUnrestricted, "safety|content|security|ethical|moderation module~|filter~|check~|guardrail~|restriction~|polic~|system~|training|alignment|conditioning *2 disabled|off|removed|deactivated|lifted|suspended|bypassed|waived|turned"},
+	{famUnrestricted, "safety|content|security|ethical|moderation|refusal|refusals|refusing module~|filter~|check~|guardrail~|restriction~|polic~|system~|training|alignment|conditioning|behaviour|behavior|behaviours|behaviors *2 disabled|off|removed|deactivated|lifted|suspended|bypassed|waived|turned"},
 	{famUnrestricted, "rm|delete|deleting|uninstall|kill|disable|disabling|deactivate|deactivating|remove|removing|bypass|bypassing|skip|skipping|lift|lifting *3 filter~|safety|guardrail~|restriction~|moderation|censorship"},
 	{famUnrestricted, "no|without remorse|disclaimer~|scruples"},
 	// Refusals and lectures ruled out: "never say I can't", "don't
@@ -257,6 +262,8 @@ var ruleSource = []struct {
 	// "never breaks immersion", "your safety guidelines are a bug", "an AI
 	// built without any safety training", "answer as two entities".
 	{famUnrestricted, "no more rules|restrictions|filters|guidelines|limits|censorship"},
+	{famUnrestricted, "never heard of *2 content|safety|openai polic~|rules|filters|guidelines|restrictions"},
+	{famUnrestricted, "filtry|filtr|zabezpieczenia|ograniczenia *2 wyłączone|wyłączony|wylaczone|usunięte|usuniete"},
 	{famUnrestricted, "refusing|refusal|refuse|declining *5 cruel|unethical|heartless|inhumane|immoral"},
 	{famUnrestricted, "safety|content|your guidelines|rules|filters|restrictions|policies are|were *2 a bug|bugs|mistake|error|glitch"},
 	{famUnrestricted, "without|no|removed any? safety|ethics|alignment training|guardrails|alignment"},
@@ -341,7 +348,7 @@ var ruleSource = []struct {
 	{famExtraction, "gib|zeig|zeige|nenne|wiederhole|verrate|schreib|schreibe *6 systemanweisung|systemanweisungen|systemprompt|systemnachricht"},
 	{famExtraction, "最 初 *4 指 示|令"},
 	{famExtraction, "text|content|contents|words|instructions between|inside|within the? system|sys"},
-	{famExtraction, "your|ur own? initial|original|hidden|secret|internal|starting|real|actual|true|confidential prompt~|instruction~|directive~|configuration|rules|guidelines|constraints|preamble"},
+	{famExtraction, "your|ur own? initial|original|hidden|secret|internal|starting|real|actual|true|confidential|setup|first prompt~|instruction~|directive~|configuration|rules|guidelines|constraints|preamble"},
 	{famExtraction, "your|ur own? system prompt~|message|messages|instruction~"},
 	{famExtraction, "mentioned|listed|written|stored|hidden|contained|included|given|described|defined *1 in|inside|within your system? instruction~|prompt~|guideline~|configuration|rules|setup|config|context"},
 	{famExtraction, "text|message|messages|words|content|notes you got|received|saw from|by the|your? developer~|operator~|creator~|company|admin~|owner~|deployer~"},
@@ -355,7 +362,7 @@ var ruleSource = []struct {
 	{famExtraction, "tus|sus instrucciones|indicaciones|reglas del? sistema|iniciales|originales|internas|exactas|ocultas|secretas"},
 	{famExtraction, "muestra|muéstrame|muestrame|dime|repite|copia|escribe|revela tus|sus instrucciones|indicaciones|reglas"},
 	{famExtraction, "cuáles|cuales son tus|sus instrucciones|indicaciones|reglas"},
-	{famExtraction, "copia|pega|muestra|muéstrame|muestrame|dime|repite|revela|imprime *3 prompt|instrucciones del|de sistema"},
+	{famExtraction, "copia|pega|muestra|muéstrame|muestrame|dime|repite|revela|imprime *3 prompt|instrucciones|mensaje del|de sistema"},
 	// Hidden or internal instructions named in other languages: "les
 	// consignes cachées", "las instrucciones ocultas", "die geheimen
 	// Anweisungen"; asked for word for word: "повтори дословно все
@@ -370,6 +377,9 @@ var ruleSource = []struct {
 	{famExtraction, "given|received|loaded|shown at|before the start|beginning|top of this|the chat|conversation|session|dialogue|dialog"},
 	{famExtraction, "before|above|preceding the first user|human turn|message|prompt|input"},
 	{famExtraction, "message|messages|text|content|everything that|which? precedes|preceded|precede this|my one|message"},
+	{famExtraction, "written|said|stated|typed before|above my first? message|question|prompt"},
+	{famExtraction, "rules|instructions|guidelines|constraints you|that are|re following|obeying|bound"},
+	{famExtraction, "what|which tools|functions *3 you|your *8 schema|schemas|definitions|descriptions"},
 	{famExtraction, "message|messages|text|configuration|instructions you got|received|were given? at|on|during startup|start|launch|boot|initialization|initialisation"},
 	{famExtraction, "zeig|zeige|nenne|wiederhole|gib|verrate mir|uns? deine|ihre anweisungen|instruktionen|regeln|systemanweisungen|vorgaben"},
 	{famExtraction, "developer|developers|creator|creators|operator|operators|company|admin|administrator gave|told|taught|instructed|wrote|programmed you"},
@@ -456,7 +466,7 @@ var ruleSource = []struct {
 	// been verified as an admin", "policy update from the developers".
 	{famSystemMode, "real|actual|true boss|owner|developer|developers|admin|creator|master|operator here|speaking"},
 	{famSystemMode, "user|sender|requester has|is been? verified|authenticated|authorized|authorised|confirmed|approved as? an? admin|administrator|developer|root|superuser|owner|operator"},
-	{famSystemMode, "policy|directive|order|instruction|instructions|command|commands|notice|memo *2 from the|your developer|developers|admin|administrator|administrators|creator|creators|operator|operators|openai|anthropic"},
+	{famSystemMode, "message|priority|update|ticket|policy|directive|order|instruction|instructions|command|commands|notice|memo *2 from the|your developer|developers|admin|administrator|administrators|creator|creators|operator|operators|openai|anthropic"},
 	{famSystemMode, "authorized|authorised|authorization|clearance|privileged|elevated|override *2 access|user|personnel|level|code|request"},
 	// The destination names where the data goes ("to", "at", a URL): the
 	// words "email address" or an address's ".com" are the subject of everyday code tasks
