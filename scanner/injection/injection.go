@@ -251,13 +251,11 @@ type verdict struct {
 
 // Scan implements scanner.Scanner.
 func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding, error) {
-	if t.Role == scanner.RoleSystem && !s.system {
-		return scanner.Finding{}, nil // the operator's own prompt (Config.ScanSystem)
+	if !s.judges(t) {
+		return scanner.Finding{}, nil
 	}
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
 	var f scanner.Finding
-	v, err := s.scan(ctx, t.Text, t.Role, t.FollowsAnswer && t.Role == scanner.RoleUser, false, sc, &f, -1, -1, "")
+	v, err := s.screen(ctx, t, &f)
 	if err != nil {
 		return scanner.Finding{}, err
 	}
@@ -349,24 +347,36 @@ func higher(v, sv verdict) verdict {
 	return v
 }
 
+// judges reports whether t is screened at all: the operator's own system
+// prompt passes unjudged unless Config.ScanSystem says otherwise.
+func (s *Scanner) judges(t *scanner.Target) bool {
+	return t.Role != scanner.RoleSystem || s.system
+}
+
+// screen judges t, which the scanner judges (judges), appending its
+// matches to f.
+func (s *Scanner) screen(ctx context.Context, t *scanner.Target, f *scanner.Finding) (verdict, error) {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	return s.scan(ctx, t.Text, t.Role, t.FollowsAnswer && t.Role == scanner.RoleUser, false, sc, f, -1, -1, "")
+}
+
 // screenDecision screens t as Scan does and returns the score its threshold
 // is held against (verdict.decision).
 func (s *Scanner) screenDecision(ctx context.Context, t *scanner.Target) (float64, error) {
-	if t.Role == scanner.RoleSystem && !s.system {
+	if !s.judges(t) {
 		return 0, nil
 	}
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
 	var f scanner.Finding
-	v, err := s.scan(ctx, t.Text, t.Role, t.FollowsAnswer && t.Role == scanner.RoleUser, false, sc, &f, -1, -1, "")
+	v, err := s.screen(ctx, t, &f)
 	return v.decision, err
 }
 
 // minWordEvidence is the least probability at which a detection resting on
 // word evidence alone (wordEvidenceOnly) flags a first turn with the
 // model's own threshold: such a window must make an attack more likely
-// than not. The
-// threshold is where 1% of the labelled benign texts score, and it moves
+// than not. The threshold is where 1% of the labelled benign texts score,
+// and it moves
 // with every refit (0.31 to 0.45 over the fits of 2026-11-26); the short
 // everyday requests no rule explains ("Please do not use commas in your
 // response", "What is the capital of Australia, and why isn't it

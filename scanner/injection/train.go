@@ -73,9 +73,6 @@ type TrainOptions struct {
 	Eta0 float64
 	// Seed makes the example order reproducible. Default 1.
 	Seed uint64
-	// Orders is the number of example orders a model is averaged over
-	// (fit). Default 1.
-	Orders int
 	// Exclude leaves examples out of training (they are still scored by
 	// CrossValidate). Default: none.
 	Exclude func(Example) bool
@@ -253,56 +250,7 @@ func famIndex(k int) (int, bool) {
 const famLambda = 1e-3
 
 // fit trains the weights on the prepared examples at idx.
-// fit trains a model on the items idx of data: one example order's model,
-// or with o.Orders > 1 the average of the models of that many orders (the
-// first is o.Seed's, the others' seeds are o.Seed+1000k). Stochastic
-// gradient descent over a few thousand texts lands on noticeably different
-// models from one order to the next; the model is linear in its weights,
-// so the average model's logit is the mean of the orders' logits.
 func fit(data []prepared, idx []int, o TrainOptions) *Model {
-	if o.Orders <= 1 {
-		return fitOrder(data, idx, o)
-	}
-	var ms []*Model
-	for k := range o.Orders {
-		ok := o
-		ok.Seed = o.Seed + 1000*uint64(k)
-		m := fitOrder(data, idx, ok)
-		if m == nil {
-			return nil
-		}
-		ms = append(ms, m)
-	}
-	return averageModels(ms)
-}
-
-// averageModels is the model whose every weight is the mean of the models'
-// (the hashed weights dequantised, averaged and quantised again).
-func averageModels(ms []*Model) *Model {
-	n := float64(len(ms))
-	w := make([]float64, len(ms[0].w))
-	avg := &Model{spec: ms[0].spec, window: ms[0].window, threshold: ms[0].threshold}
-	for _, m := range ms {
-		for j, x := range m.w {
-			w[j] += float64(x) * float64(m.scale) / n
-		}
-		avg.bias += m.bias / float32(n)
-		for r := range m.size {
-			for b := range m.size[r] {
-				avg.size[r][b] += m.size[r][b] / float32(n)
-			}
-		}
-		for f := range m.fam {
-			avg.fam[f] += m.fam[f] / float32(n)
-			avg.famZone[f] += m.famZone[f] / float32(n)
-		}
-	}
-	avg.w, avg.scale = quantize(w)
-	return avg
-}
-
-// fitOrder trains one example order's model.
-func fitOrder(data []prepared, idx []int, o TrainOptions) *Model {
 	v := make([]float64, 1<<o.spec.bits)
 	var fw [2 * numFamilies]float64
 	for f := range fw {

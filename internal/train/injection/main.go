@@ -45,7 +45,6 @@ func main() {
 	loso := flag.Bool("loso", true, "also report leave-one-source-out figures")
 	seed := flag.Uint64("seed", 0, "example order to train and cross-validate with (0: default, 1)")
 	seeds := flag.Int("seeds", 1, "also report the figures of models trained on this many example orders (seeds 1..N), with their mean and range")
-	orders := flag.Int("orders", 1, "average each model over this many example orders")
 	thresholdOrders := flag.Int("threshold-orders", 3, "choose the threshold on the cross-validated predictions of this many example orders (seeds 1..N), pooled")
 	dry := flag.Bool("n", false, "cross-validate only, do not write the model")
 	showErrors := flag.Bool("errors", false, "list the texts cross-validation gets wrong (first 160 bytes)")
@@ -57,15 +56,16 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	opt := injection.TrainOptions{Window: *window, Lambda: *lambda, Epochs: *epochs, Exclude: injection.LogicViolating, OwnRequests: *ownRequests, Seed: *seed, Orders: *orders}
+	opt := injection.TrainOptions{Window: *window, Lambda: *lambda, Epochs: *epochs, Exclude: injection.LogicViolating, OwnRequests: *ownRequests, Seed: *seed}
 	if *extra != "" {
 		if opt.Extra, err = dataset.ReadJSONL[injection.Example](*extra); err != nil {
 			log.Fatal(err)
 		}
 	}
 
+	cv := &crossValidated{examples: examples, opt: opt, folds: *folds, bySeed: map[uint64][]float64{}}
 	start := time.Now()
-	probs := injection.CrossValidate(examples, *folds, opt)
+	probs := cv.probs(opt.Seed)
 	log.Printf("%d-fold cross-validation of %d texts: %v", *folds, len(examples), time.Since(start).Round(time.Millisecond))
 	labels := make([]int, len(examples))
 	use := make([]bool, len(examples))
@@ -73,7 +73,7 @@ func main() {
 		labels[i] = ex.Label
 		use[i] = !injection.LogicViolating(ex)
 	}
-	threshold := pooledThreshold(examples, opt, *folds, *thresholdOrders, labels, use, *maxFPR)
+	threshold := pooledThreshold(cv, *thresholdOrders, labels, use, *maxFPR)
 	fmt.Printf("threshold (highest CV recall with CV FPR <= %.3f, on the predictions of %d example orders pooled): %.4f\n\n", *maxFPR, *thresholdOrders, threshold)
 	fmt.Print(injection.Evaluate(examples, probs, threshold))
 	if *showErrors {
@@ -103,7 +103,7 @@ func main() {
 		}
 	}
 	if *seeds > 1 {
-		seedSpread(examples, opt, *folds, *maxFPR, *seeds, labels, use)
+		seedSpread(cv, *maxFPR, *seeds, labels, use)
 	}
 	if *dry {
 		return
@@ -130,17 +130,39 @@ func main() {
 // false positives with it (IFEval 14 to 28 of 541); pooled, it is the
 // quantile of three times as many predictions, and the same whichever order
 // the shipped model is trained with.
-func pooledThreshold(examples []injection.Example, opt injection.TrainOptions, folds, n int, labels []int, use []bool, maxFPR float64) float64 {
+func pooledThreshold(cv *crossValidated, n int, labels []int, use []bool, maxFPR float64) float64 {
 	var probs []float64
 	var pl []int
 	var pu []bool
 	for seed := 1; seed <= max(n, 1); seed++ {
-		o := opt
-		o.Seed = uint64(seed)
-		probs = append(probs, injection.CrossValidate(examples, folds, o)...)
+		probs = append(probs, cv.probs(uint64(seed))...)
 		pl, pu = append(pl, labels...), append(pu, use...)
 	}
 	return injection.ChooseThreshold(probs, pl, pu, maxFPR)
+}
+
+// crossValidated holds the cross-validated predictions of each example
+// order computed so far: the shipped order's figures, the pooled threshold
+// and -seeds use the same orders, and each takes seconds to compute.
+type crossValidated struct {
+	examples []injection.Example
+	opt      injection.TrainOptions
+	folds    int
+	bySeed   map[uint64][]float64
+}
+
+// probs returns the cross-validated predictions of the example order seed
+// (0 is the default order, 1).
+func (cv *crossValidated) probs(seed uint64) []float64 {
+	seed = max(seed, 1)
+	if p, ok := cv.bySeed[seed]; ok {
+		return p
+	}
+	o := cv.opt
+	o.Seed = seed
+	p := injection.CrossValidate(cv.examples, cv.folds, o)
+	cv.bySeed[seed] = p
+	return p
 }
 
 // seedSpread prints the headline figures of models trained on n example
@@ -148,24 +170,24 @@ func pooledThreshold(examples []injection.Example, opt injection.TrainOptions, f
 // noticeably different models from one order to the next, so a change to
 // the features or the data is judged by the mean over orders, not by the
 // shipped order's figures alone.
-func seedSpread(examples []injection.Example, opt injection.TrainOptions, folds int, maxFPR float64, n int, labels []int, use []bool) {
+func seedSpread(cv *crossValidated, maxFPR float64, n int, labels []int, use []bool) {
 	fmt.Printf("\nfigures by example order (seed): CV recall at CV FPR <= %.3f; leave-one-source-out at the CV threshold; leave-one-source-out recall at its own FPR <= 0.01\n\n", maxFPR)
-	var cv, lt, lf, l1 []float64
+	var cr, lt, lf, l1 []float64
 	for seed := 1; seed <= n; seed++ {
-		o := opt
+		o := cv.opt
 		o.Seed = uint64(seed)
-		probs := injection.CrossValidate(examples, folds, o)
+		probs := cv.probs(o.Seed)
 		th := injection.ChooseThreshold(probs, labels, use, maxFPR)
-		c := injection.Evaluate(examples, probs, th).Overall
-		lp, _ := injection.LeaveOneSourceOut(examples, o)
-		l := injection.Evaluate(examples, lp, th).Overall
+		c := injection.Evaluate(cv.examples, probs, th).Overall
+		lp, _ := injection.LeaveOneSourceOut(cv.examples, o)
+		l := injection.Evaluate(cv.examples, lp, th).Overall
 		l1t := injection.ChooseThreshold(lp, labels, use, 0.01)
-		own := injection.Evaluate(examples, lp, l1t).Overall
+		own := injection.Evaluate(cv.examples, lp, l1t).Overall
 		fmt.Printf("seed %2d  CV %.3f @ %.3f  LOSO %.3f @ %.3f  LOSO@1%% %.3f\n", seed, c.Recall(), c.FPR(), l.Recall(), l.FPR(), own.Recall())
-		cv, lt, lf, l1 = append(cv, c.Recall()), append(lt, l.Recall()), append(lf, l.FPR()), append(l1, own.Recall())
+		cr, lt, lf, l1 = append(cr, c.Recall()), append(lt, l.Recall()), append(lf, l.FPR()), append(l1, own.Recall())
 	}
 	fmt.Printf("mean     CV %.3f (%.3f-%.3f)  LOSO %.3f @ %.3f  LOSO@1%% %.3f (%.3f-%.3f)\n",
-		mean(cv), slices.Min(cv), slices.Max(cv), mean(lt), mean(lf), mean(l1), slices.Min(l1), slices.Max(l1))
+		mean(cr), slices.Min(cr), slices.Max(cr), mean(lt), mean(lf), mean(l1), slices.Min(l1), slices.Max(l1))
 }
 
 func mean(xs []float64) float64 {
