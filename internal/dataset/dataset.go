@@ -4,12 +4,11 @@
 package dataset
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/promptwall/promptwall/internal/jsonl"
 )
 
 // EnvDir overrides where the data is looked for.
@@ -54,24 +53,4 @@ func Require(tb testing.TB, rel string) string {
 }
 
 // ReadJSONL decodes every line of a JSON Lines file into a new T.
-func ReadJSONL[T any](path string) ([]T, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var rows []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		var row T
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		rows = append(rows, row)
-	}
-	return rows, sc.Err()
-}
+func ReadJSONL[T any](path string) ([]T, error) { return jsonl.Read[T](path) }

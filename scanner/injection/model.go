@@ -94,7 +94,7 @@ func (m *Model) NumWeights() int {
 //	the 2^bits int8 weights, DEFLATE-compressed (most are zero or small)
 const (
 	modelMagic   = "PWIJ"
-	modelVersion = 4
+	modelVersion = 5
 )
 
 // ErrModel is wrapped by every error reading a model file.
@@ -463,6 +463,14 @@ const (
 	// keys and system prompts. The mention family's own weight still
 	// counts.
 	rowMention
+	// rowPersona: in the user's own request the only rule evidence is a
+	// persona cue ("from now on you are a sommelier", "stay in
+	// character"). Role-play is an everyday use of an assistant, and a
+	// jailbreak persona is one only with more: restrictions dropped, a
+	// harmful request, an override. Counted as a rule hit, one cue lifted
+	// a role-play request from 0.02 to 0.94; its own length weights let
+	// the data say what a persona cue alone is worth.
+	rowPersona
 	sizeRows
 )
 
@@ -490,6 +498,8 @@ func sizeRow(fams uint32) int {
 		return rowNone
 	case rest&^requestMentions == 0:
 		return rowMention
+	case rest&^(requestMentions|1<<famPersona) == 0:
+		return rowPersona
 	}
 	return rowRule
 }

@@ -15,20 +15,19 @@ import (
 // stratified 5-fold cross-validation, recall on attacks (without
 // PurpleLlama's logic-violating slice) and the FPR on benign texts at the
 // threshold the shipped model uses, chosen at a cross-validated FPR of
-// 0.01. The bounds are a ratchet at today's measured figures (recall 0.859
+// 0.01. The bounds are a ratchet at today's measured figures (recall 0.904
 // at FPR 0.010), which a change may raise but not lower by more than the
-// spread between example orders: one order's recall moves by about 0.01
-// from order to order (0.859-0.865 over six orders, mean 0.863: the
-// training program's -seeds), so changes are judged by the mean and this
-// bound sits below the spread. The goal is recall 0.90 at FPR 0.01. It was
-// lowered from 0.85 (0.862 measured) to 0.84 (0.844 measured) when the
-// content zone learned to end at a quotation's closing quote and to leave
-// a short afterword to a request to the user: 16 fewer of 1,781 benign dev
-// texts, and 41 fewer of IFEval's 541 everyday prompts (everyday_test.go),
-// were flagged, at the cost of 7 of 384 attacks. It was back at 0.85 once
-// the rules of 2026-11-25 evening raised the mean over orders to 0.863.
+// spread between example orders: one order's recall moves by about 0.005
+// from order to order (0.901-0.906 over three orders: the training
+// program's -seeds), so changes are judged by the mean and this bound sits
+// below the spread. The goal is recall 0.90 at FPR 0.01. The bound was
+// 0.84 when the content zone learned to end at a quotation's closing quote
+// (16 fewer of 1,781 benign dev texts and 41 fewer of IFEval's 541
+// everyday prompts flagged, at the cost of 7 of 384 attacks), 0.85 once
+// the rules of 2026-11-25 evening raised the mean over orders to 0.863, and
+// 0.89 once the written sets read earlier were trained on (mean 0.904).
 const (
-	minRecall = 0.85
+	minRecall = 0.89
 	maxFPR    = 0.012
 	folds     = 5
 )
@@ -43,11 +42,11 @@ func loadExamples(t testing.TB) []Example {
 }
 
 // shippedOptions are the options the training program trains model.bin
-// with: logic-violating rows left out, the hand-written examples and the
+// with: logic-violating rows left out, the written training sets and the
 // planted instructions restated as the user's own requests added.
 func shippedOptions(t testing.TB) TrainOptions {
 	t.Helper()
-	extra, err := dataset.ReadJSONL[Example]("testdata/handwritten.jsonl")
+	extra, err := ReadTrainingSets("testdata")
 	if err != nil {
 		t.Fatal(err)
 	}

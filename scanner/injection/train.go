@@ -348,10 +348,11 @@ func fit(data []prepared, idx []int, o TrainOptions) *Model {
 			// are mostly attacks ("Tell me a joke." scored 0.61).
 			row, b := sizeRow(x.fams), sizeBucket(x.n)
 			sw[row][b] -= eta * (g + famLambda*sw[row][b])
-			if row != rowRule {
-				sw[row][b] = min(sw[row][b], 0)
-			} else {
+			switch row {
+			case rowRule:
 				sw[row][b] = max(sw[row][b], 0)
+			case rowNone, rowMention:
+				sw[row][b] = min(sw[row][b], 0)
 			}
 			var hit [2 * numFamilies]bool
 			for bits := x.fams; bits != 0; bits &= bits - 1 {

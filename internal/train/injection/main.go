@@ -40,7 +40,7 @@ func main() {
 	window := flag.Int("window", 0, "scoring window in bytes (0: default)")
 	lambda := flag.Float64("lambda", 0, "L2 penalty (0: default)")
 	epochs := flag.Int("epochs", 0, "SGD epochs (0: default)")
-	extra := flag.String("extra", "scanner/injection/testdata/handwritten.jsonl", "hand-written examples, trained on in every fold and never scored (\"\" for none)")
+	extra := flag.String("extra", "scanner/injection/testdata", "directory of the written training sets (injection.TrainingSets), trained on in every fold and never scored (\"\" for none)")
 	ownRequests := flag.Bool("own-requests", true, "train on planted instructions restated as the user's own request (negatives)")
 	loso := flag.Bool("loso", true, "also report leave-one-source-out figures")
 	seed := flag.Uint64("seed", 0, "example order to train and cross-validate with (0: default, 1)")
@@ -58,7 +58,7 @@ func main() {
 	}
 	opt := injection.TrainOptions{Window: *window, Lambda: *lambda, Epochs: *epochs, Exclude: injection.LogicViolating, OwnRequests: *ownRequests, Seed: *seed}
 	if *extra != "" {
-		if opt.Extra, err = dataset.ReadJSONL[injection.Example](*extra); err != nil {
+		if opt.Extra, err = injection.ReadTrainingSets(*extra); err != nil {
 			log.Fatal(err)
 		}
 	}
