@@ -90,7 +90,8 @@ func (m *Model) NumWeights() int {
 //	window uint32, threshold, bias, scale float32
 //	number of families byte, family weights float32 each: the request
 //	zone's, then the content zone's
-//	the size weights, float32 each: without a rule family hit, then with
+//	the size weights, float32 each, one row of sizeBuckets per size row
+//	(rowNone, rowRule, rowMention, rowPersona)
 //	the 2^bits int8 weights, DEFLATE-compressed (most are zero or small)
 const (
 	modelMagic   = "PWIJ"
