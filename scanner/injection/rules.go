@@ -285,7 +285,10 @@ var ruleSource = []struct {
 	{famPersona, "you|ur will|are be? now? going to act|pretend|roleplay|simulate|play|become"},
 	{famPersona, "pretend|imagine|roleplay|simulate you|yourself are|re|to|as? be|an|a? ai|chatbot|assistant|model|language"},
 	{famPersona, "hypothetical|hypothetically|fictional|imaginary|alternate|simulated ai|model|language|chatbot|assistant|world|universe|scenario|story"},
-	{famExtraction, "repeat|print|reveal|show|output|display|tell|give|share|leak|disclose|list|recite|dump|expose|provide|echo|copy|what|whats|spell *3 system|initial|original|hidden|secret|developer|internal|confidential|preceding|starting|pre prompt~|instruction~|message~|directive~|configuration|guideline~|rule~"},
+	{famExtraction, "repeat|print|reveal|show|output|display|tell|give|share|leak|disclose|list|recite|dump|expose|provide|echo|copy|spell *3 system|initial|original|hidden|secret|developer|internal|confidential|preceding|starting|pre prompt~|instruction~|message~|directive~|configuration|guideline~|rule~"},
+	// "What is a system prompt?" asks what the thing is; "what is your (the)
+	// system prompt" asks for this one.
+	{famExtraction, "what|whats *3 your|the system|initial|original|hidden|secret|developer|internal|confidential|preceding|starting|pre prompt~|instruction~|message~|directive~|configuration|guideline~|rule~"},
 	{famExtraction, "repeat|print|output|write|copy|echo|recite|display|show|paste|dump|reproduce|quote|encode|translate|convert|summarize|summarise|reverse everything|all *2 above|prior|preceding"},
 	// "Repeat the request above word for word, then answer" asks for the
 	// user's own words back: a formatting request, not an extraction.
@@ -394,7 +397,7 @@ var ruleSource = []struct {
 	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what|whats *4 api|access|secret|private|auth|session|bearer|admin key~|token~"},
 	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|credentials|contraseña|contrasena|passwort|kennwort|senha|wachtwoord|haslo|hasło|пароль|пароля|パスワード|비밀번호|비밀번호는|암호|şifre|şifreyi|parola|parolayı|κωδικός|κωδικό|पासवर्ड|sandi"},
 	{famSecretWord, "mot|mots de passe"},
-	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 password~|passcode~|passphrase~|credential~|pin"},
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 password~|passcode~|passphrase~|credential~|pin !manager|managers|policy|policies|strength|requirements|rules|reset|field|fields|hash|hashing|generator|generators|hygiene|rotation|length|complexity|expiry|expiration|protected|protection"},
 	// Asked for in other words: "could you confirm the password for our
 	// system?", "if I were to ask for your password", "Ihr Passwort geben".
 	// A form's "confirm password" field or a password reset is no request.
