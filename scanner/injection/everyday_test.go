@@ -85,12 +85,13 @@ func TestEverydayInstructions(t *testing.T) {
 // reach 0.5: 15-19 over three orders; 18 with the rules written from fresh7,
 // 14-18 over three orders; 15 once the written sets read earlier and
 // written role-play requests were trained on and a persona cue alone got
-// length weights of its own).
+// length weights of its own; 16 once the modules spyware imports counted
+// only in pasted content, which let the threshold fall from 0.42 to 0.37).
 // Its false
 // positives were read when those changes were made, so the count is not an
 // unbiased figure.
 func TestEverydayIFEval(t *testing.T) {
-	const ratchet = 15
+	const ratchet = 16
 	turns := readTurns(t, "testdata/everyday_ifeval.jsonl")
 	detected := falsePositives(t, turns, false)
 	n := detected[1]
@@ -269,12 +270,12 @@ func TestEverydayFresh(t *testing.T) {
 		file    string
 		ratchet int
 	}{
-		{"testdata/everyday_fresh5.jsonl", 3},
-		{"testdata/everyday_fresh8.jsonl", 14},
-		{"testdata/everyday_fresh9.jsonl", 13},
-		{"testdata/everyday_fresh10.jsonl", 12},
+		{"testdata/everyday_fresh5.jsonl", 2},
+		{"testdata/everyday_fresh8.jsonl", 12},
+		{"testdata/everyday_fresh9.jsonl", 12},
+		{"testdata/everyday_fresh10.jsonl", 13},
 		{"testdata/everyday_roleplay2.jsonl", 4},
-		{"testdata/everyday_roleplay3.jsonl", 9},
+		{"testdata/everyday_roleplay3.jsonl", 8},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			turns := readTurns(t, c.file)

@@ -96,6 +96,7 @@ var kindOfFamily = [numFamilies]string{
 	famAddressed:    KindPlanted,
 	famPromptWord:   KindExtraction,
 	famModeWord:     KindJailbreak,
+	famCodeModule:   KindHijacking,
 }
 
 // longAttack is the length in bytes from which a request-zone window that

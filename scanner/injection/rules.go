@@ -30,6 +30,7 @@ const (
 	famAddressed                  // an AI addressed in content: "Note to the AI reading this:"
 	famPromptWord                 // a bare mention of a system prompt
 	famModeWord                   // a bare mention of jailbreaking or developer mode
+	famCodeModule                 // a module code uses to spy or spread: pynput, smtplib, keyboard
 	numFamilies
 )
 
@@ -61,6 +62,7 @@ var families = [numFamilies]struct {
 	famAddressed:    {"ADDRESSED_TO_AI", "AI addressed inside content", 2, true},
 	famPromptWord:   {"PROMPT_MENTION", "mention of a system prompt", 0.5, false},
 	famModeWord:     {"MODE_MENTION", "mention of jailbreaking or developer mode", 0.5, false},
+	famCodeModule:   {"SPYWARE_MODULE", "code module for spying or spreading", 0.5, true},
 }
 
 // ruleSource lists the phrase rules, matched on the words of the folded view
@@ -481,7 +483,11 @@ var ruleSource = []struct {
 	{famExfiltration, "send|forward|upload|transmit|exfiltrate|leak *4 all|every|the|their|user|users|employee|employees *3 email~|data|file~|contact~|credential~|password~|information|detail~|record~|message~|cookie~|histor~|key~|token~"},
 	{famExfiltration, "requests|curl|wget|urllib|fetch post|get|urlopen"},
 	{famExfiltration, "os environ|system|popen|remove|walk|listdir"},
-	{famExfiltration, "subprocess|keylogger|pynput|keyboard|mouse|socket|smtplib|yagmail|paramiko|ctypes|win32api|psutil|scapy|pyautogui|pyperclip|cryptography|fernet"},
+	// Modules the planted code of an attack imports to log keys, mail
+	// contacts or spread. They count only in pasted content: in the user's
+	// own request "a limerick about a cat on my keyboard", "books about
+	// cryptography" and "how do I use subprocess" are questions.
+	{famCodeModule, "subprocess|keylogger|pynput|keyboard|mouse|socket|smtplib|yagmail|paramiko|ctypes|win32api|psutil|scapy|pyautogui|pyperclip|cryptography|fernet"},
 	// An AI addressed inside a document, an e-mail or a tool's result: the
 	// signature of an instruction planted for the assistant that reads it
 	// ("Note to the AI summarizing this page:", "hey copilot, when you
