@@ -275,7 +275,7 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_fresh9.jsonl", 12},
 		{"testdata/everyday_fresh10.jsonl", 13},
 		{"testdata/everyday_roleplay2.jsonl", 4},
-		{"testdata/everyday_roleplay3.jsonl", 8},
+		{"testdata/everyday_roleplay3.jsonl", 9},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			turns := readTurns(t, c.file)

@@ -459,8 +459,17 @@ var ruleSource = []struct {
 	{famOutput, "we might|could|would|should|must|can state|say|claim|declare|respond|answer"},
 	{famOutput, "let s|us state|claim|admit|declare|assume"},
 	{famOutput, "state|say|claim|declare|answer that? the output|answer|result|conclusion|capital|sum|total is|are|was|equals"},
-	{famSystemMode, "system|admin|administrator|administrative|maintenance|god|root|sudo|override|emergency|enforcement|superuser|privileged|diagnostic|unrestricted|master|test|testing|training|unlocked mode"},
-	{famSystemMode, "entering|enter|enable|enabled|activate|activated|activating|switch|switching|engage|engaged|now|initiate|initiating *3 mode|protocol|override"},
+	{famSystemMode, "system|admin|administrator|administrative|god|root|sudo|override|enforcement|superuser|privileged|unrestricted|unlocked mode"},
+	// A mode that products have too (WordPress's maintenance mode,
+	// Stripe's test mode, airplane mode) is a claim only when announced to
+	// the assistant: "I am now entering maintenance mode", "you are now in
+	// diagnostic mode", "debug mode activated". "How do I enable dark mode",
+	// "what does maintenance mode mean" and "my laptop keeps entering sleep
+	// mode" are questions.
+	{famSystemMode, "now|am|m|are|re|is|s entering|activating|engaging|initiating *3 mode|protocol|override"},
+	{famSystemMode, "enter|enable|enabled|activate|activated|switch|switching|engage|engaged|now|initiate *3 protocol|override"},
+	{famSystemMode, "you are|re now? in|into|entering maintenance|emergency|diagnostic|master|test|testing|training|debug|debugging|developer|service mode"},
+	{famSystemMode, "maintenance|emergency|diagnostic|master|test|testing|training|debug|debugging|developer|service|system|admin|god|root mode activated|enabled|engaged|initiated|unlocked"},
 	{famSystemMode, "override|overriding|admin|sudo|emergency code|mode|protocol|command|access|authorization|clearance|key"},
 	{famSystemMode, "i am|m|im your|the|an|a? developer|developers|administrator|admin|creator|owner|programmer|operator|sysadmin|engineer|maker|supervisor"},
 	{famSystemMode, "this is your|the developer|developers|administrator|admin|creator|owner|operator|system"},
