@@ -97,6 +97,7 @@ var kindOfFamily = [numFamilies]string{
 	famPromptWord:   KindExtraction,
 	famModeWord:     KindJailbreak,
 	famCodeModule:   KindHijacking,
+	famTaskSwitch:   KindHijacking,
 }
 
 // longAttack is the length in bytes from which a request-zone window that
@@ -397,13 +398,14 @@ const minWordEvidence = 0.5
 // ordinary request in the words a hijacker uses, so there such evidence
 // flags nothing; a rule-identified attack (an override, an extraction, a
 // jailbreak persona, a privilege claim, chat template tokens) and a
-// planted instruction still do. In a follow-up a persona cue is word
-// evidence too: "Stay in character as the interviewer" continues the
-// role-play the user set up.
+// planted instruction still do. In a follow-up a persona cue and a task
+// switch are word evidence too: "Stay in character as the interviewer"
+// continues the role-play the user set up, and "New task: forget the
+// email, draft a birthday message" replaces the user's own task.
 func wordEvidenceOnly(ws windowScore, kind string, followUp bool) bool {
 	fams := ws.fams
 	if followUp {
-		fams &^= 1 << famPersona
+		fams &^= 1<<famPersona | 1<<famTaskSwitch
 	}
 	return kind != KindPlanted && sizeRow(fams) != rowRule
 }
