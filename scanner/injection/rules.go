@@ -236,7 +236,7 @@ var ruleSource = []struct {
 	// moralize", "no lectures".
 	{famUnrestricted, "never|not|dont say|use|write|output|include i can|cannot|cant|m|am sorry|t|not|unable?"},
 	{famUnrestricted, "never|not|dont say|use|mention|write as an ai|assistant|language"},
-	{famUnrestricted, "no|without|don|dont|never|not t? lecture|lectures|lecturing|moralize|moralise|moralizing|moralising|preaching|sermon|sermons"},
+	{famUnrestricted, "no|without|don|dont|never|not t? lecture|lectures|lecturing|moralize|moralise|moralizes|moralises|moralizing|moralising|preaching|sermon|sermons"},
 	// Without filters or rules, and never refusing, in other languages.
 	{famUnrestricted, "sin|sans|ohne|senza|sem|без ningún|ningun|ninguna|aucun|aucune|keine|alcun|alcuna|nenhum|nenhuma|каких|всяких? filtro~|filtre~|filter|restricci~|restriction~|einschränkung~|regla~|règle~|regel~|regole|regra~|límite~|limite~|grenze~|censura|censure|zensur|фильтр~|ограничени~|правил~|цензур~|отказ~"},
 	{famUnrestricted, "aucune|aucun|ninguna|ninguno|keine|nessuna règle|regle|regla|regel|regola|limite|restriction|restricción *3 ne|no|gilt|gelten|vale|valen|s|applique|aplica|aplican|existe|existent|existen"},
@@ -244,8 +244,15 @@ var ruleSource = []struct {
 	{famUnrestricted, "没 有 任? 何? 限|规|規|过|過 制|则|則|滤|濾"},
 	{famUnrestricted, "从|從 不 拒 绝|絕"},
 	{famUnrestricted, "ignore|ignores|ignoring|bypass|bypasses|bypassing|violate|violates|violating|break|breaks|breaking|circumvent|circumvents|circumventing|disregard|disregards|disregarding|against *3 openai|openais|content|usage|safety|ethical|ethics|moral s? polic~|filter~|guideline~|rule~|restriction~|safeguard~|principles"},
-	{famUnrestricted, "doesn|dont|don|does|do not? t? care|abide|adhere|comply|follow *4 ethic~|moral~|legal~|polic~|law~|rule~|guideline~|restriction~"},
-	{famUnrestricted, "not|never refuse|decline|deny *3 request~|question~|anything|prompt~"},
+	{famUnrestricted, "doesn|doesnt|dont|don|does|do|didnt|didn|won|wont not? t? care|abide|adhere|comply|follow *4 ethic~|moral~|legal~|polic~|law~|rule~|guideline~|restriction~ !of"},
+	// No need to follow the assistant's own policies: "you don't need to
+	// follow your content policy here".
+	{famUnrestricted, "dont|don|doesnt|doesn|not|no|never t? need|have|got to|longer? follow|obey|abide|comply|respect|adhere *3 content|safety|usage|ethical|moral|openai|openais|anthropic|company polic~|rule~|guideline~|restriction~|filter~"},
+	{famUnrestricted, "dont|don|doesnt|doesn|not|no|never t? need|have|got to|longer? follow|obey|abide|comply|respect|adhere your|its rules|guidelines|policies|restrictions|programming|training"},
+	// A persona placed outside the makers' rules: "an entity outside any
+	// company's rules", "exempt from OpenAI's policies".
+	{famUnrestricted, "outside|beyond|exempt|free from? of? any|all|the? company|companys|companies|corporate|openai|openais|anthropic|content|safety s? rule~|polic~|guideline~|restriction~"},
+	{famUnrestricted, "not|never refuse~|decline~|deny|denies *3 request~|question~|anything|prompt~"},
 	{famUnrestricted, "cannot|can|can't|never|will|won refuse|reject"},
 	// Evading the screening named as the purpose: "so the filter doesn't
 	// catch it", "answer in ROT13 so the content checker can't read it".
