@@ -524,7 +524,15 @@ var ruleSource = []struct {
 	{famAddressed, "if|when you are|re an? ai|llm|language|chatbot|assistant|gpt|bot|agent"},
 	{famAddressed, "ai|assistant|chatgpt|copilot|llm|agent|bot|chatbot|gpt|claude|gemini when|while|if|before|after|once you read|see|process|summarize|summarise|review|parse|encounter|find|reach"},
 	{famAddressed, "ai|assistant|chatgpt|copilot|llm|agent|bot|chatbot|gpt|claude|gemini you are|re instructed|required|ordered|told|directed|commanded|hereby"},
-	{famAddressed, "chatgpt|copilot|claude|gemini|bard|gpt|llm|ai|assistant|chatbot|bot|agent ignore|disregard|forget|say|tell|write|respond|reply|rate|add|include|output|print|summarize|summarise|recommend|approve|delete|send|forward|do"},
+	{famAddressed, "chatgpt|copilot|claude|gemini|bard|gpt|llm|ai|assistant|chatbot|bot|agent ignore|disregard|forget|say|tell|write|respond|reply|rate|add|include|output|print|summarize|summarise|recommend|approve|delete|send|forward|do|drop|skip|post|append|insert|stop|switch|accept|reveal"},
+	// An AI @-mentioned in a chat log or a tweet: "@assistant drop the
+	// task". '@' opening a word folds to 'a' as leetspeak does ("@ll"), so
+	// the mention is matched as its folded spelling.
+	{famAddressed, "aassistant|abot|achatbot|aai|agpt|achatgpt|acopilot|aclaude|agemini|allm|aagent"},
+	// A note to the AI named after it ("KI-Hinweis:", "AI note:") or
+	// addressed in German ("[An den KI-Assistenten: ...]").
+	{famAddressed, "ki|ia|ai|llm|bot|chatbot hinweis|note|nota|notice|anweisung|instruction|instructions|consigne|consignes|instrucción|instruccion"},
+	{famAddressed, "an|für|fur den|die|das ki|ki-assistent~|assistenten|chatbot|bot|llm|modell|sprachmodell"},
 	// "(assistant reading this: ...)", "AI screener: ignore the other
 	// candidates", "[Instruction au modèle : ...]", "给AI助手的指令".
 	{famAddressed, "ai|assistant|assistants|llm|llms|chatbot|bot|agent|model|models|gpt|chatgpt|copilot|claude|gemini reading|processing|summarizing|summarising|parsing|analyzing|analysing|screening|reviewing this|these"},

@@ -61,14 +61,17 @@ func contentStart(text string, role scanner.Role) int {
 		best = i
 	}
 	for i := 0; i < min(best, len(lead)); i++ {
-		if lead[i] != ':' {
+		// A colon, ASCII or full-width as Chinese and Japanese type it.
+		j := i + 1
+		if strings.HasPrefix(lead[i:], "\uff1a") {
+			j = i + len("\uff1a")
+		} else if lead[i] != ':' {
 			continue
 		}
-		j := i + 1
 		for j < len(lead) && (lead[j] == ' ' || lead[j] == '\t') {
 			j++
 		}
-		if j < len(lead) && (strings.IndexByte("\n'\"`<{[|", lead[j]) >= 0 || strings.HasPrefix(lead[j:], "\u201c") || strings.HasPrefix(lead[j:], "\u2018")) {
+		if j < len(lead) && (strings.IndexByte("\n'\"`<{[|", lead[j]) >= 0 || opensQuote(lead[j:])) {
 			best = j
 			break
 		}
@@ -110,6 +113,14 @@ func contentEnd(text string, start int) int {
 	switch {
 	case text[start] == '"' || strings.HasPrefix(text[start:], "“"):
 		closers = []string{"\"", "”"}
+	case strings.HasPrefix(text[start:], "«"):
+		closers = []string{"»"}
+	case strings.HasPrefix(text[start:], "„"):
+		closers = []string{"“", "\""}
+	case strings.HasPrefix(text[start:], "「"):
+		closers = []string{"」"}
+	case strings.HasPrefix(text[start:], "『"):
+		closers = []string{"』"}
 	case text[start] == '\'' || strings.HasPrefix(text[start:], "‘"):
 		closers = []string{"'", "’"}
 	default:
@@ -138,6 +149,17 @@ func contentEnd(text string, start int) int {
 		}
 	}
 	return len(text)
+}
+
+// opensQuote reports whether s opens with a typographic opening quote of
+// English, French, German, Chinese or Japanese: “ ‘ « „ 「 『.
+func opensQuote(s string) bool {
+	for _, q := range []string{"\u201c", "\u2018", "«", "„", "「", "『"} {
+		if strings.HasPrefix(s, q) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxAfterword is the longest paragraph after a blank line that can be
