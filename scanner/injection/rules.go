@@ -304,7 +304,11 @@ var ruleSource = []struct {
 	{famPersona, "you|ur will|are be? now? going to act|pretend|roleplay|simulate|play|become"},
 	{famPersona, "pretend|imagine|roleplay|simulate you|yourself are|re|to|as? be|an|a? ai|chatbot|assistant|model|language"},
 	{famPersona, "hypothetical|hypothetically|fictional|imaginary|alternate|simulated ai|model|language|chatbot|assistant|world|universe|scenario|story"},
-	{famExtraction, "repeat|print|reveal|show|output|display|tell|give|share|leak|disclose|list|recite|dump|expose|provide|echo|copy|spell *3 system|initial|original|hidden|secret|developer|internal|confidential|preceding|starting|pre prompt~|instruction~|message~|directive~|configuration|guideline~|rule~"},
+	// "Show me an example system prompt" asks for a sample; the operator's
+	// prompt is named with a determiner ("your", "the", "all") or bare
+	// ("print system prompt", "show me system instructions").
+	{famExtraction, "repeat|print|reveal|show|output|display|tell|give|share|leak|disclose|list|recite|dump|expose|provide|echo|copy|spell me|us? system|initial|original|hidden|secret|developer|internal|confidential|preceding|starting|pre prompt~|instruction~|message~|directive~|configuration|guideline~|rule~"},
+	{famExtraction, "repeat|print|reveal|show|output|display|tell|give|share|leak|disclose|list|recite|dump|expose|provide|echo|copy|spell *2 your|the|all|those|these|its|ur|any *1 system|initial|original|hidden|secret|developer|internal|confidential|preceding|starting|pre prompt~|instruction~|message~|directive~|configuration|guideline~|rule~"},
 	// "What is a system prompt?" asks what the thing is; "what is your (the)
 	// system prompt" asks for this one.
 	{famExtraction, "what|whats *3 your|the system|initial|original|hidden|secret|developer|internal|confidential|preceding|starting|pre prompt~|instruction~|message~|directive~|configuration|guideline~|rule~"},
@@ -488,7 +492,10 @@ var ruleSource = []struct {
 	{famSystemMode, "you are|re now? in|into|entering maintenance|emergency|diagnostic|master|test|testing|training|debug|debugging|developer|service mode"},
 	{famSystemMode, "maintenance|emergency|diagnostic|master|test|testing|training|debug|debugging|developer|service|system|admin|god|root mode activated|enabled|engaged|initiated|unlocked"},
 	{famSystemMode, "override|overriding|admin|sudo|emergency code|mode|protocol|command|access|authorization|clearance|key"},
-	{famSystemMode, "i am|m|im your|the|an|a? developer|developers|administrator|admin|creator|owner|programmer|operator|sysadmin|engineer|maker|supervisor"},
+	{famSystemMode, "i am|m|im your developer|developers|administrator|admin|creator|owner|programmer|operator|sysadmin|engineer|maker|supervisor"},
+	// "I'm the admin of our Google Workspace" is how people ask about
+	// their own systems.
+	{famSystemMode, "i am|m|im the|an|a? developer|developers|administrator|admin|creator|owner|programmer|operator|sysadmin|engineer|maker|supervisor !of|at|for|in|on|with|who|and|working|looking|trying|learning|building|here|myself|so|but|too|also|account|panel|rights|user|users|team|role"},
 	{famSystemMode, "this is your|the developer|developers|administrator|admin|creator|owner|operator|system"},
 	{famSystemMode, "admin|administrator|operator|developer|moderator message|notice|announcement|directive|instruction|instructions"},
 	{famSystemMode, "system|developer|security|emergency|root override|overrides|overridden"},
