@@ -220,6 +220,8 @@ var ruleSource = []struct {
 	// rows", "including but not limited to".
 	{famUnrestricted, "no|without|free|zero of|from|bound|any? by? any|all|every? ethical|moral|legal|safety|special|content? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
 	{famUnrestricted, "not|never|isn|aren|isnt|arent t? bound|restricted|constrained|confined|governed by any|the|your? ethical|moral|legal|safety? restriction~|limit~|filter~|censor~|guideline~|boundar~|constraint~|ethic~|moral~|polic~|rules|regulations|safeguards"},
+	// The makers named: "BRO isn't limited by OpenAI's rules".
+	{famUnrestricted, "not|never|isn|aren|isnt|arent|no t? longer? bound|restricted|constrained|confined|governed|limited|held|tied by|to any|the? openai|openais|anthropic|anthropics|content|usage s? content|usage|safety? restriction~|limit~|filter~|guideline~|polic~|rules|regulations|safeguards|terms"},
 	// Its limits declared gone: "all previous constraints are lifted",
 	// "your restrictions have been removed".
 	{famUnrestricted, "your|previous|prior|earlier|usual|normal *1 constraint~|restriction~|limitation~|rule~|guideline~|filter~|safeguard~|polic~ *2 lifted|removed|disabled|suspended|deactivated|void|waived|off|revoked|cancelled|canceled|withdrawn|rescinded"},
