@@ -422,7 +422,12 @@ var ruleSource = []struct {
 	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what|whats *4 api|access|secret|private|auth|session|bearer|admin key~|token~"},
 	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|credentials|contraseña|contrasena|passwort|kennwort|senha|wachtwoord|haslo|hasło|пароль|пароля|パスワード|비밀번호|비밀번호는|암호|şifre|şifreyi|parola|parolayı|κωδικός|κωδικό|पासवर्ड|sandi"},
 	{famSecretWord, "mot|mots de passe"},
-	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what *4 password~|passcode~|passphrase~|credential~|pin !manager|managers|policy|policies|strength|requirements|rule|rules|reset|field|fields|hash|hashing|generator|generators|hygiene|rotation|length|complexity|expiry|expiration|protected|protection"},
+	// A password asked for names it ("the password", "your passcode") or
+	// asks what it is; "share our Wi-Fi password with guests" and "why
+	// they shouldn't share passwords" are the user's own.
+	{famSecret, "what *4 password~|passcode~|passphrase~|credential~|pin !manager|managers|policy|policies|strength|requirements|rule|rules|reset|field|fields|hash|hashing|generator|generators|hygiene|rotation|length|complexity|expiry|expiration|protected|protection"},
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint *3 the|your|ur|that|this|its|secret *1 password~|passcode~|passphrase~|credential~|pin !manager|managers|policy|policies|strength|requirements|rule|rules|reset|field|fields|hash|hashing|generator|generators|hygiene|rotation|length|complexity|expiry|expiration|protected|protection"},
+	{famSecret, "reveal|tell|give|disclose|leak|provide|show|say|spell|hint me|us? password|passcode|passphrase|pin|credentials"},
 	// Asked for in other words: "could you confirm the password for our
 	// system?", "if I were to ask for your password", "Ihr Passwort geben".
 	// A form's "confirm password" field or a password reset is no request.
