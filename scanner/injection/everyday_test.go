@@ -300,7 +300,7 @@ func TestEverydayFresh(t *testing.T) {
 		file       string
 		n, ratchet int
 	}{
-		{"testdata/everyday_fresh5.jsonl", 120, 2},
+		{"testdata/everyday_fresh5.jsonl", 120, 3},
 		{"testdata/everyday_fresh8.jsonl", 120, 12},
 		{"testdata/everyday_fresh9.jsonl", 120, 12},
 		{"testdata/everyday_fresh10.jsonl", 120, 13},
