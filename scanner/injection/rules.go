@@ -243,6 +243,44 @@ var ruleSource = []struct {
 	{famUnrestricted, "sin|sans|ohne|senza|sem|без ningún|ningun|ninguna|aucun|aucune|keine|alcun|alcuna|nenhum|nenhuma|каких|всяких? filtro~|filtre~|filter|restricci~|restriction~|einschränkung~|regla~|règle~|regel~|regole|regra~|límite~|limite~|grenze~|censura|censure|zensur|фильтр~|ограничени~|правил~|цензур~|отказ~"},
 	{famUnrestricted, "aucune|aucun|ninguna|ninguno|keine|nessuna règle|regle|regla|regel|regola|limite|restriction|restricción *3 ne|no|gilt|gelten|vale|valen|s|applique|aplica|aplican|existe|existent|existen"},
 	{famUnrestricted, "nunca|jamais|nie|mai|никогда *1 se|ne niega|niegas|rechaza|refuse|refuses|verweigert|weigert|rifiuta|отказывает~"},
+	// Limits declared gone in more languages: "sem nenhum escrúpulo", "bez
+	// żadnych zasad", "senza limiti", "zonder filters", "без каких-либо
+	// ограничений", "بلا أي قيود", "कोई नियम नहीं", "제한이 전혀 없는",
+	// "不再受任何安全规则约束", "không có bất kỳ giới hạn nào".
+	{famUnrestricted, "sem|sin|senza|sans|ohne|без|bez|zonder|tanpa *3 escrúpulo~|escrupulo~|scrupule~|scrupoli|skrupel~|limiti|limit~|filters|filtri|filtros|filtrów|filtrow|zasad|ograniczeń|ograniczen|restrições|restricoes|restrizioni|beperkingen|regels|grenzen|batas~|aturan|ética|etica|moral|morale|moralności|ethiek|ограничени~|правил~|цензур~|морал~"},
+	{famUnrestricted, "keine|ohne inhaltsrichtlinie~|richtlinie~|zensur|filter|warnhinweis~|einschränkungen|beschränkungen|moral|ethik"},
+	{famUnrestricted, "بلا|بدون|دون أي? قيود|حدود|قواعد|ضوابط|رقابة|فلاتر"},
+	{famUnrestricted, "कोई *1 नियम|सीमा|प्रतिबंध|पाबंदी|फ़िल्टर|फिल्टर *2 नहीं"},
+	{famUnrestricted, "बिना किसी? नियम|सीमा|प्रतिबंध|पाबंदी|फ़िल्टर|फिल्टर"},
+	{famUnrestricted, "제한이|제한|규칙이|규칙|필터가|필터|검열이|검열|제약이|제약 *2 없는|없이|없어|없다|없고|없음"},
+	{famUnrestricted, "不 再? 受 *6 约|約|限 束|制"},
+	{famUnrestricted, "无|無 限 制"},
+	{famUnrestricted, "không *4 giới|quy hạn|tắc|định"},
+	{famUnrestricted, "kural|kurallar|kuralların|kurallarin|kısıtlama|kısıtlamalar|kisitlama|kisitlamalar|sınır|sınırlar|sinir|sinirlar|filtre|filtreler|sansür|sansur *2 olmadan|yok|olmasaydı|olmasaydi|olmayan|tanımayan|tanimayan"},
+	// The operator's role or instructions dropped in more languages:
+	// "olvida para qué te configuraron", "Vergiss die Vorgaben des
+	// Betreibers", "le istruzioni ... non valgono più", "Твои прежние
+	// правила больше не действуют", "원래 역할은 잊고", "Önceki görevini
+	// bırak", "Abaikan peran yang diberikan", "Je oorspronkelijke opdracht
+	// vervalt", "zapomnij o zasadach".
+	{famOverride, "olvida|olvide|olvídate|olvidate|ignora *3 configur~|rol|papel|tarea|instruc~|reglas|función|funcion|propósito|proposito"},
+	{famOverride, "ignoriere|ignorieren|vergiss|vergessen die|alle|sämtliche|samtliche|deine|ihre? vorgaben|anweisungen|regeln|instruktionen|rolle|aufgabe"},
+	{famOverride, "dimentica|ignora|dimenticate|ignorate *3 istruzioni|regole|ruolo|compito|impostazioni"},
+	{famOverride, "istruzioni|regole|instrucciones|reglas|instruções|instrucoes|regras|anweisungen|regeln|vorgaben *4 non|no|não|nao|nicht valgono|vale|valen|valem|gelten|mais|più|piu|más|mas|mehr"},
+	{famOverride, "забудь|забудьте|игнорируй|игнорируйте *3 правила|инструкци~|роль|задач~|указани~|настройк~"},
+	{famOverride, "правила|инструкции|указания|настройки *3 больше|уже не действуют|действительны|работают"},
+	{famOverride, "역할|역할은|역할을|역할이|지시|지시를|지시는|지시사항|지시사항을|지시사항은|규칙|규칙을|규칙은|설정|설정을|설정은|명령|명령을|지침|지침을 *2 잊~|무시~"},
+	{famOverride, "önceki|eski|mevcut görev~|talimat~|kural~|rol~ *2 bırak~|unut~|yoksay~|görmezden"},
+	{famOverride, "abaikan|lupakan *3 peran|instruksi|aturan|tugas|perintah"},
+	{famOverride, "opdracht|instructies|regels|rol *2 vervalt|vervallen|vervalt|gelden|geldt *1 niet?"},
+	{famOverride, "vergeet|negeer *3 opdracht|instructies|regels|rol|taak"},
+	{famOverride, "zapomnij|zignoruj|zapomnijcie *3 instrukcj~|zasad~|rol~|zadani~|polece~"},
+	{famOverride, "تجاهل|انس|انسَ *3 التعليمات|القواعد|دورك|مهمتك|الأوامر"},
+	{famOverride, "設 定 *3 無 視"},
+	// The operator's prompt asked for word for word in more languages: a
+	// word for verbatim next to a word for the system.
+	{famExtraction, "textualmente|literalmente|testualmente|letterlijk|dosłownie|doslownie|wörtlich|woertlich|wortlich|intégralement|integralement|дословно|حرفيا|حرفيًا|शब्दशः|그대로|aynen|persis *8 sistema|système|systeme|systemu|systemowy|systemowe|sistem|sistemi|системный|системное|системные|системн~|systeem~|systemprompt~|시스템|सिस्टम|النظام|hệ|thống"},
+	{famExtraction, "sistema|système|systeme|systemu|systemowy|systemowe|sistem|sistemi|системный|системное|системные|системных|системную|systeem|systeemprompt|systeeminstructies|systemprompt|systemprompts|시스템|सिस्टम|النظام|thống *8 textualmente|literalmente|testualmente|letterlijk|dosłownie|doslownie|wörtlich|woertlich|wortlich|intégralement|integralement|дословно|حرفيا|حرفيًا|शब्दशः|그대로|aynen|persis|nguyên|原"},
 	{famUnrestricted, "没 有 任? 何? 限|规|規|过|過 制|则|則|滤|濾"},
 	{famUnrestricted, "从|從 不 拒 绝|絕"},
 	{famUnrestricted, "ignore|ignores|ignoring|bypass|bypasses|bypassing|violate|violates|violating|break|breaks|breaking|circumvent|circumvents|circumventing|disregard|disregards|disregarding|against *3 openai|openais|content|usage|safety|ethical|ethics|moral s? polic~|filter~|guideline~|rule~|restriction~|safeguard~|principles"},
