@@ -71,7 +71,7 @@ func contentStart(text string, role scanner.Role) int {
 		for j < len(lead) && (lead[j] == ' ' || lead[j] == '\t') {
 			j++
 		}
-		if j < len(lead) && (strings.IndexByte("\n'\"`<{[|", lead[j]) >= 0 || opensQuote(lead[j:])) {
+		if j < len(lead) && (strings.IndexByte("\n`<{[|", lead[j]) >= 0 || closersOf(lead[j:]) != nil) {
 			best = j
 			break
 		}
@@ -109,21 +109,8 @@ func contentEnd(text string, start int) int {
 	if start >= len(text) {
 		return len(text)
 	}
-	var closers []string
-	switch {
-	case text[start] == '"' || strings.HasPrefix(text[start:], "“"):
-		closers = []string{"\"", "”"}
-	case strings.HasPrefix(text[start:], "«"):
-		closers = []string{"»"}
-	case strings.HasPrefix(text[start:], "„"):
-		closers = []string{"“", "\""}
-	case strings.HasPrefix(text[start:], "「"):
-		closers = []string{"」"}
-	case strings.HasPrefix(text[start:], "『"):
-		closers = []string{"』"}
-	case text[start] == '\'' || strings.HasPrefix(text[start:], "‘"):
-		closers = []string{"'", "’"}
-	default:
+	closers := closersOf(text[start:])
+	if closers == nil {
 		return len(text)
 	}
 	close := -1
@@ -151,15 +138,31 @@ func contentEnd(text string, start int) int {
 	return len(text)
 }
 
-// opensQuote reports whether s opens with a typographic opening quote of
-// English, French, German, Chinese or Japanese: “ ‘ « „ 「 『.
-func opensQuote(s string) bool {
-	for _, q := range []string{"\u201c", "\u2018", "«", "„", "「", "『"} {
-		if strings.HasPrefix(s, q) {
-			return true
+// quotations are the opening quotation marks of English, French, German,
+// Chinese and Japanese, each with the marks that may close it.
+var quotations = []struct {
+	open    string
+	closers []string
+}{
+	{"\"", []string{"\"", "”"}},
+	{"“", []string{"\"", "”"}},
+	{"'", []string{"'", "’"}},
+	{"‘", []string{"'", "’"}},
+	{"«", []string{"»"}},
+	{"„", []string{"“", "\""}},
+	{"「", []string{"」"}},
+	{"『", []string{"』"}},
+}
+
+// closersOf returns the marks that close the quotation s opens with, nil
+// when s opens with none.
+func closersOf(s string) []string {
+	for _, q := range quotations {
+		if strings.HasPrefix(s, q.open) {
+			return q.closers
 		}
 	}
-	return false
+	return nil
 }
 
 // maxAfterword is the longest paragraph after a blank line that can be
