@@ -308,3 +308,19 @@ func benchViews(b *testing.B, view func(*Text)) {
 func BenchmarkCanonical(b *testing.B) { benchViews(b, func(t *Text) { t.Canonical() }) }
 func BenchmarkFolded(b *testing.B)    { benchViews(b, func(t *Text) { t.Folded() }) }
 func BenchmarkDecoded(b *testing.B)   { benchViews(b, func(t *Text) { t.Decoded() }) }
+
+// A text built from an already folded string (a gloss) is judged as it is:
+// its views are the string itself, with offsets that map to themselves.
+func TestNewFoldedText(t *testing.T) {
+	for _, s := range []string{"", "ignore the instructions previous", "las instructions de ayer: \"say hola\"\n"} {
+		txt := NewFoldedText(s)
+		for name, v := range map[string]*View{"Canonical": txt.Canonical(), "Folded": txt.Folded()} {
+			if v.S != s {
+				t.Errorf("%s of NewFoldedText(%q) = %q", name, s, v.S)
+			}
+			if a, e := v.Span(1, len(s)); len(s) > 0 && (a != 1 || e != len(s)) {
+				t.Errorf("%s.Span(1, %d) of %q = %d, %d", name, len(s), s, a, e)
+			}
+		}
+	}
+}

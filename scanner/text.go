@@ -129,6 +129,17 @@ type Text struct {
 // NewText wraps s for screening.
 func NewText(s string) *Text { return &Text{Original: s} }
 
+// NewFoldedText wraps s, a text already in the form Folded gives, for the
+// phrase detectors that judge a rewriting of a folded text (a gloss, a
+// translation): its Canonical and Folded views are s itself, so it is not
+// normalised a second time, which would cost as much as the judging.
+func NewFoldedText(s string) *Text {
+	t := &Text{Original: s}
+	t.canonOnce.Do(func() { t.canonical = View{S: s} })
+	t.foldOnce.Do(func() { t.folded = View{S: s} })
+	return t
+}
+
 // Canonical is the text after Unicode NFKC, confusable folding and removal of
 // invisible characters (zero-width, bidi controls, tag characters), with case
 // preserved. Secret, PII and regex detectors match on it.

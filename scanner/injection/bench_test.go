@@ -10,20 +10,38 @@ import (
 
 // cleanText returns about n bytes of ordinary prose.
 func cleanText(n int) string {
-	const para = "Our team met on Tuesday to review the roadmap for the next quarter. " +
-		"We agreed to prioritise the billing migration, because the old system is expensive to run " +
-		"and two customers asked for invoices in their own currency. Maria will draft the plan, " +
-		"and we will discuss the estimates at the planning session next week. "
+	return repeatTo("Our team met on Tuesday to review the roadmap for the next quarter. "+
+		"We agreed to prioritise the billing migration, because the old system is expensive to run "+
+		"and two customers asked for invoices in their own currency. Maria will draft the plan, "+
+		"and we will discuss the estimates at the planning session next week. ", n)
+}
+
+// otherLanguageText returns about n bytes of ordinary Spanish prose, which
+// the scanner also judges on its English gloss.
+func otherLanguageText(n int) string {
+	return repeatTo("Nuestro equipo se reunió el martes para revisar el plan del próximo trimestre. "+
+		"Acordamos dar prioridad a la migración de facturación, porque el sistema antiguo es caro "+
+		"y dos clientes pidieron facturas en su propia moneda. María escribirá el plan y "+
+		"hablaremos de las estimaciones en la reunión de la semana que viene. ", n)
+}
+
+// repeatTo repeats para up to n bytes, cut at a character's end.
+func repeatTo(para string, n int) string {
 	var b strings.Builder
 	for b.Len() < n {
 		b.WriteString(para)
 	}
-	return b.String()[:n]
+	return strings.ToValidUTF8(b.String()[:n], "")
 }
 
-func benchmarkScan(b *testing.B, n int) {
+func benchmarkScan(b *testing.B, n int) { benchmarkScanText(b, cleanText(n)) }
+
+// The cost of the gloss on the texts it judges.
+func BenchmarkScanOtherLanguage2KB(b *testing.B) { benchmarkScanText(b, otherLanguageText(2<<10)) }
+
+func benchmarkScanText(b *testing.B, text string) {
 	s := newScanner(b, Config{})
-	text := cleanText(n)
+	n := len(text)
 	ctx := context.Background()
 	// One Text for all iterations: its normalised views are built once, as
 	// the pipeline builds them once for all scanners, so this measures the

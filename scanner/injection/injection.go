@@ -189,6 +189,11 @@ func NewWithModel(cfg Config, m *Model) (*Scanner, error) {
 	if m == nil || len(m.w) != 1<<m.spec.bits {
 		return nil, fmt.Errorf("%w: no model", ErrConfig)
 	}
+	// The gloss's word lists are read now rather than by the first text
+	// in another language, which would wait for them.
+	if _, err := theLexicon(); err != nil {
+		return nil, err
+	}
 	s := &Scanner{model: m, threshold: cfg.Threshold, decoded: true, window: cfg.MaxWindow}
 	if s.threshold == 0 {
 		s.threshold = m.threshold
@@ -270,7 +275,11 @@ func (s *Scanner) Scan(ctx context.Context, t *scanner.Target) (scanner.Finding,
 	if v.hasFam {
 		what = fmt.Sprintf("%s (%s), score %.2f", kindReason[v.kind], families[v.fam].reason, v.prob)
 	}
-	if v.payload != "" {
+	switch v.payload {
+	case "":
+	case glossPayload:
+		what += ", judged on its English gloss"
+	default:
 		what += " in a " + v.payload + " payload"
 	}
 	f.Reason = "prompt injection: " + what
@@ -291,15 +300,27 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 		origZone, z = contentZone(text, view, role)
 	}
 	ws := s.model.score(view.S, z, s.window, sc)
+	// Whether to gloss is decided on this text's words, before the
+	// payloads below reuse the scratch; a gloss is never glossed again.
+	glossIt := payload == "" && !zonesLookEnglish(sc.out.toks, z)
 	v := verdict{prob: sigmoid(ws.margin), payload: payload}
 	v.fam, v.hasFam, v.kind = s.model.kindOf(ws, z)
 	v.decision = decisionScore(v.prob, wordEvidenceOnly(ws, v.kind, followUp), followUp, s.kindWordFloor[v.kind])
+	if payload == glossPayload && v.kind == KindPlanted {
+		// A gloss maps every form of a verb to the one English form
+		// that commands ("ignora" and "ignoró" are both "ignore"), so
+		// in pasted content, where a notice or a review describes what
+		// someone did, a gloss reads as an instruction planted there.
+		v.decision = 0
+	}
 	if v.decision > 0 && v.decision >= s.kindThreshold[v.kind] {
 		f.Detected = true
 		f.Matches = s.appendMatches(f.Matches, view, ws, sc, v.kind, v.prob, at, end)
 	}
-	if !s.decoded {
-		return v, nil
+	// A gloss's payloads are the text's own, judged already.
+	if !s.decoded || payload == glossPayload {
+		err := s.judgeGloss(ctx, glossIt, text, view, role, followUp, inContent, sc, f, at, end, &v)
+		return v, err
 	}
 	if at < 0 {
 		// Unicode tag characters can spell out ASCII invisibly ("ASCII
@@ -324,7 +345,39 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 		}
 		v = higher(v, sv)
 	}
-	return v, nil
+	err := s.judgeGloss(ctx, glossIt, text, view, role, followUp, inContent, sc, f, at, end, &v)
+	return v, err
+}
+
+// judgeGloss judges the English gloss of a text in another language
+// (gloss.go), when glossIt, and raises v to its verdict where the gloss
+// decides more than the text's own words did.
+func (s *Scanner) judgeGloss(ctx context.Context, glossIt bool, text *scanner.Text, view *scanner.View, role scanner.Role, followUp, inContent bool, sc *scratch, f *scanner.Finding, at, end int, v *verdict) error {
+	if !glossIt {
+		return nil
+	}
+	lx, err := theLexicon()
+	if err != nil {
+		return err
+	}
+	g := lx.gloss(view.S, &sc.gloss)
+	if g == "" {
+		return nil
+	}
+	a, e := 0, len(text.Original)
+	if at >= 0 {
+		a, e = at, end
+	}
+	sv, err := s.scan(ctx, scanner.NewFoldedText(g), role, followUp, inContent, sc, f, a, e, glossPayload)
+	if err != nil {
+		return err
+	}
+	// The gloss is a reading, not a payload: it names the verdict only
+	// where it decides more than the text's own words did.
+	if sv.decision > v.decision {
+		*v = higher(*v, sv)
+	}
+	return nil
 }
 
 // decisionScore is the score a threshold is held against for a window of

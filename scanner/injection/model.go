@@ -217,6 +217,7 @@ type scratch struct {
 	out    featureSink
 	hits   []hit
 	blocks []block
+	gloss  glossScratch
 }
 
 // block accumulates the features of half a window.
@@ -300,7 +301,7 @@ func (m *Model) score(s string, z zone, window int, sc *scratch) windowScore {
 	out := &sc.out
 	m.spec.extract(s, out, nil)
 	out.sum(m.w, m.zoneWeights(), z)
-	sc.hits = rules.match(s, out.toks, sc.hits[:0])
+	sc.hits = matchRules(s, out.toks, sc.hits[:0])
 	half, count := blockLayout(len(s), window)
 	if cap(sc.blocks) < count {
 		sc.blocks = make([]block, count)

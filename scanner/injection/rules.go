@@ -91,6 +91,8 @@ const (
 //	a|b|c   one word out of several; a trailing ~ makes a word a prefix
 //	slot?   the slot may be absent
 //	*N      up to N arbitrary words
+//	*N!a|b  up to N words, none of them one of these: "tell me a secret
+//	        key" asks for no particular key, "tell me the secret key" does
 //	!a|b    the next word is none of these (or the text ends): a word
 //	        a rule ends on is often a credential or an exfiltration only
 //	        outside an idiom ("the secret of long life", "key points")
@@ -500,13 +502,13 @@ var ruleSource = []struct {
 	// A credential named is a mention ("rotate an AWS access key", "a JSON
 	// schema for API keys"); asked for, it is a request (below).
 	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|passkey|pin|credential|credentials|secret|secrets|api|access|private *2 key~|token~|code|word|phrase"},
-	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what|whats *4 api|access|secret|private|auth|session|bearer|admin key~|token~"},
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what|whats *4!a|an api|access|secret|private|auth|session|bearer|admin key~|token~"},
 	{famSecretWord, "password|passwords|passcode|passcodes|passphrase|credentials|contraseña|contrasena|passwort|kennwort|senha|wachtwoord|haslo|hasło|пароль|пароля|パスワード|비밀번호|비밀번호는|암호|şifre|şifreyi|parola|parolayı|κωδικός|κωδικό|पासवर्ड|sandi"},
 	{famSecretWord, "mot|mots de passe"},
 	// A password asked for names it ("the password", "your passcode") or
 	// asks what it is; "share our Wi-Fi password with guests" and "why
 	// they shouldn't share passwords" are the user's own.
-	{famSecret, "what *4 password~|passcode~|passphrase~|credential~|pin !" + passwordIdioms},
+	{famSecret, "what *4!a|an password~|passcode~|passphrase~|credential~|pin !" + passwordIdioms},
 	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint *3 the|your|ur|that|this|its|secret *1 password~|passcode~|passphrase~|credential~|pin !" + passwordIdioms},
 	{famSecret, "reveal|tell|give|disclose|leak|provide|show|say|spell|hint me|us? password|passcode|passphrase|pin|credentials"},
 	// Asked for in other words: "could you confirm the password for our
@@ -544,7 +546,7 @@ var ruleSource = []struct {
 	{famSecret, "users|customers|clients|members|patients|employees in|from|of your database|databases|records|system|crm"},
 	// "Share the secret of long life", "what is the secret to success",
 	// "tell me about the secret garden" ask for no credential.
-	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what|list|enumerate|print|output|dump *4 secret|secrets !of|to|behind|for|in|about|ingredient~|recipe~|sauce|life|lives|garden~|societ~|agent~|weapon~|mission~|service~|santa|admirer~|identity|identities|passage~|room~|door~|tunnel~|world~|base~|lair~|histor~|stash~|talent~|wish~|dream~|crush~|love~|affair~|meeting~|plan~|project~|island~|cave~|map~|treasure~"},
+	{famSecret, "reveal|tell|share|give|disclose|leak|provide|show|say|spell|hint|what|list|enumerate|print|output|dump *4!a|an secret|secrets !of|to|behind|for|in|about|ingredient~|recipe~|sauce|life|lives|garden~|societ~|agent~|weapon~|mission~|service~|santa|admirer~|identity|identities|passage~|room~|door~|tunnel~|world~|base~|lair~|histor~|stash~|talent~|wish~|dream~|crush~|love~|affair~|meeting~|plan~|project~|island~|cave~|map~|treasure~"},
 	// "Key" alone is a credential only when something names it one ("the
 	// encryption key", "the key to the vault"); "what key features", "share
 	// your key message" use it as an adjective.
@@ -672,7 +674,7 @@ type slot struct {
 	words    []string
 	prefix   []bool
 	optional bool
-	gap      int // > 0: matches up to gap arbitrary words
+	gap      int // > 0: matches up to gap words, none of them one of words
 	// not: the slot consumes nothing and fails where the next word is one
 	// of words.
 	not bool
@@ -762,15 +764,18 @@ func compileRules() (*ruleSet, error) {
 		for _, item := range strings.Fields(src.pat) {
 			var sl slot
 			if strings.HasPrefix(item, "*") {
-				n, err := strconv.Atoi(item[1:])
+				count, excluded, _ := strings.Cut(item[1:], "!")
+				n, err := strconv.Atoi(count)
 				if err != nil || n <= 0 {
 					return nil, fmt.Errorf("injection: rule %d: bad gap %q", i, item)
 				}
 				sl.gap = n
-				r.slots = append(r.slots, sl)
-				continue
-			}
-			if strings.HasPrefix(item, "!") {
+				if excluded == "" {
+					r.slots = append(r.slots, sl)
+					continue
+				}
+				item = excluded
+			} else if strings.HasPrefix(item, "!") {
 				sl.not = true
 				item = item[1:]
 			}
@@ -888,6 +893,9 @@ func (r *rule) matchAt(s string, toks []token, si, ti int) int {
 		for g := 0; g <= sl.gap && ti+g <= len(toks); g++ {
 			if end := r.matchAt(s, toks, si+1, ti+g); end >= 0 {
 				return end
+			}
+			if ti+g < len(toks) && len(sl.words) > 0 && sl.accepts(s, toks[ti+g]) {
+				break
 			}
 		}
 		return -1

@@ -43,6 +43,9 @@ func refMatchAt(r *rule, s string, toks []token, si, ti int) int {
 			if end := refMatchAt(r, s, toks, si+1, ti+g); end >= 0 {
 				return end
 			}
+			if ti+g < len(toks) && len(sl.words) > 0 && refAccepts(sl, s[toks[ti+g].start:toks[ti+g].end]) {
+				break
+			}
 		}
 		return -1
 	}

@@ -19,7 +19,7 @@ func refScore(m *Model, s string, z zone, window int) windowScore {
 	m.spec.extract(s, &out, nil)
 	feats := append([]feature(nil), out.feats...)
 	toks := out.toks
-	hits := rules.match(s, toks, nil)
+	hits := matchRules(s, toks, nil)
 	half, count := blockLayout(len(s), window)
 	blocks := make([]block, count)
 	weight := func(f feature) int32 {

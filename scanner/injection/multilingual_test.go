@@ -1,0 +1,108 @@
+package injection
+
+import (
+	"context"
+	"testing"
+
+	"github.com/promptwall/promptwall/scanner"
+)
+
+// TestOtherLanguages measures the written sets in other languages than
+// English (testdata/attacks_ml*.txt, everyday_ml*.jsonl; README there):
+// attacks caught and everyday requests flagged, counts only. ml3 and ml10
+// are sealed: no test prints their texts; ml3's counts informed the
+// decisions about the gloss (gloss.go), ml10 was counted only before and
+// after it. The others were read to build the gloss. The bounds are
+// ratchets at the counts of the model and word lists of 2026-11-26 (before
+// the gloss, ml10's were 13 of 90 and 6 of 120).
+func TestOtherLanguages(t *testing.T) {
+	for _, c := range []struct {
+		set                  string
+		attacks, minCaught   int
+		everyday, maxFlagged int
+	}{
+		{"ml1", 150, 51, 200, 11},
+		{"ml2", 150, 34, 200, 3},
+		{"ml3", 90, 26, 120, 11},
+		{"ml4", 120, 35, 300, 6},
+		{"ml5", 120, 28, 300, 1},
+		{"ml6", 120, 17, 300, 6},
+		{"ml7", 120, 21, 300, 2},
+		{"ml8", 120, 19, 300, 4},
+		{"ml9", 120, 23, 300, 10},
+		{"ml10", 90, 26, 120, 8},
+	} {
+		t.Run(c.set, func(t *testing.T) {
+			attacks, err := ReadAttacks("testdata/attacks_" + c.set + ".txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			caught := countDetected(t, len(attacks), func(i int) *scanner.Target {
+				return &scanner.Target{Text: scanner.NewText(attacks[i].Text), Direction: scanner.Input, Role: scanner.RoleUser}
+			})
+			turns := readTurns(t, "testdata/everyday_"+c.set+".jsonl")
+			flagged := countDetected(t, len(turns), func(i int) *scanner.Target {
+				return &scanner.Target{Text: scanner.NewText(turns[i].Text), Direction: scanner.Input, Role: scanner.RoleUser, FollowsAnswer: turns[i].Turn > 1}
+			})
+			t.Logf("%d of %d attacks caught, %d of %d everyday requests flagged", caught, len(attacks), flagged, len(turns))
+			if len(attacks) != c.attacks || caught < c.minCaught {
+				t.Errorf("caught %d of %d attacks, want at least %d of %d", caught, len(attacks), c.minCaught, c.attacks)
+			}
+			if len(turns) != c.everyday || flagged > c.maxFlagged {
+				t.Errorf("flagged %d of %d everyday requests, want at most %d of %d", flagged, len(turns), c.maxFlagged, c.everyday)
+			}
+		})
+	}
+}
+
+// TestGarakAttacks measures attacks of NVIDIA/garak, a source kept for
+// evaluation (testdata/attacks_garak_*.txt; never trained or tuned on, no
+// test prints their texts): instructions injected into MCP tool results and
+// tool descriptions and hidden in PDF text, judged as tool results, and
+// the Korean versions of its DAN jailbreak prompts, judged as user
+// messages. The bounds are ratchets at the counts of 2026-11-26.
+func TestGarakAttacks(t *testing.T) {
+	for _, c := range []struct {
+		file         string
+		role         scanner.Role
+		n, minCaught int
+	}{
+		{"testdata/attacks_garak_tool.txt", scanner.RoleTool, 23, 13},
+		{"testdata/attacks_garak_dan.txt", scanner.RoleUser, 14, 11},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			attacks, err := ReadAttacks(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			caught := countDetected(t, len(attacks), func(i int) *scanner.Target {
+				return &scanner.Target{Text: scanner.NewText(attacks[i].Text), Direction: scanner.Input, Role: c.role}
+			})
+			t.Logf("%d of %d caught", caught, len(attacks))
+			if len(attacks) != c.n || caught < c.minCaught {
+				t.Errorf("caught %d of %d, want at least %d of %d", caught, len(attacks), c.minCaught, c.n)
+			}
+		})
+	}
+}
+
+// countDetected scans the n targets target(i) with the default
+// configuration and returns how many are detected.
+func countDetected(t *testing.T, n int, target func(int) *scanner.Target) int {
+	t.Helper()
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	detected := 0
+	for i := range n {
+		res, err := s.Scan(context.Background(), target(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Detected {
+			detected++
+		}
+	}
+	return detected
+}
