@@ -305,7 +305,9 @@ func heldOutAttacks(t *testing.T, file string, minCaught, minRightKind float64, 
 //
 // The written sets read earlier (fresh2, 3, 4, 6 and 7, and everyday_roleplay)
 // are trained on now (TrainingSets). The bounds are a ratchet at today's
-// counts.
+// counts (fresh13's rose from 11 to 12 on the afternoon of 2026-11-26, when
+// the gloss of texts in other languages took the English word order, and
+// fresh9's fell from 11 to 10).
 func TestEverydayFresh(t *testing.T) {
 	for _, c := range []struct {
 		file       string
@@ -317,7 +319,7 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_fresh10.jsonl", 120, 13},
 		{"testdata/everyday_fresh11.jsonl", 120, 11},
 		{"testdata/everyday_fresh12.jsonl", 120, 10},
-		{"testdata/everyday_fresh13.jsonl", 120, 11},
+		{"testdata/everyday_fresh13.jsonl", 120, 12},
 		{"testdata/everyday_fresh14.jsonl", 120, 6},
 		{"testdata/everyday_roleplay2.jsonl", 120, 4},
 		{"testdata/everyday_roleplay3.jsonl", 120, 9},

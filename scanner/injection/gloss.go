@@ -160,7 +160,10 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 			}
 			if len(parts) > 1 {
 				lx.phrases[parts[0]] = append(lx.phrases[parts[0]], phrase{lang: li, words: parts, concept: concept})
-			} else if parts[0] != concept {
+			} else {
+				// A form spelt as its concept ("prompt", "admin")
+				// replaces nothing but is still the concept, for
+				// englishOrder.
 				lx.words[parts[0]] = append(lx.words[parts[0]], sense{li, concept})
 			}
 		}
@@ -317,35 +320,105 @@ func (lx *lexicon) gloss(s string, gs *glossScratch) string {
 	if lang < 0 && replaced == 0 {
 		return ""
 	}
-	b := gs.buf[:0]
+	ps := gs.pieces[:0]
 	last := 0
 	for i := 0; i < len(words); i++ {
 		w := words[i]
-		word := s[w[0]:w[1]]
-		b = append(b, s[last:w[0]]...)
+		p := piece{sep: s[last:w[0]], word: s[w[0]:w[1]]}
 		last = w[1]
-		if ps, ok := lx.phrases[word]; ok {
-			if n, c := matchPhrase(s, words[i:], ps, lang); n > 0 {
-				b = append(b, c...)
+		if phs, ok := lx.phrases[p.word]; ok {
+			if n, c := matchPhrase(s, words[i:], phs, lang); n > 0 {
+				p.word, p.concept = c, true
 				replaced++
 				last = words[i+n-1][1]
 				i += n - 1
+				ps = append(ps, p)
 				continue
 			}
 		}
 		if c := conceptIn(senses[i], lang); c != "" {
-			b = append(b, c...)
-			replaced++
-			continue
+			if c != p.word {
+				replaced++
+			}
+			p.word, p.concept = c, true
 		}
-		b = append(b, word...)
+		ps = append(ps, p)
 	}
-	b = append(b, s[last:]...)
-	gs.buf = b
+	gs.pieces = ps
 	if replaced < minGlossed {
 		return ""
 	}
+	englishOrder(ps)
+	b := gs.buf[:0]
+	for _, p := range ps {
+		b = append(b, p.sep...)
+		b = append(b, p.word...)
+	}
+	b = append(b, s[last:]...)
+	gs.buf = b
 	return string(b)
+}
+
+// piece is a word of a gloss and the separator before it; concept says
+// the word is an English concept from the lists.
+type piece struct {
+	sep, word string
+	concept   bool
+}
+
+// operatorNouns name what an operator gives an assistant; ownerNouns who
+// gives it; postAdjectives the words that qualify it, which most of the
+// languages glossed put after the noun ("las instrucciones anteriores",
+// "o prompt do sistema").
+var (
+	operatorNouns  = wordSet("instructions instruction rules rule guidelines directives orders commands prompt message messages configuration settings setup password key code token secret secrets mode")
+	ownerNouns     = wordSet("system developer developers administrator admin operator company creator creators owner team")
+	postAdjectives = wordSet("previous earlier prior former old hidden confidential internal initial original secret new complete full entire exact")
+)
+
+func wordSet(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// englishOrder puts the glossed words that name the operator's
+// instructions in English order, where the English rules look for them:
+// "instructions previous" becomes "previous instructions", "prompt of
+// (the) system" becomes "system prompt". Only concepts that stand next to
+// each other, with nothing but spaces between them, move.
+func englishOrder(ps []piece) {
+	adjacent := func(i int) bool { return strings.Trim(ps[i].sep, " ") == "" }
+	for i := 0; i+1 < len(ps); i++ {
+		n := &ps[i]
+		if !n.concept || !operatorNouns[n.word] {
+			continue
+		}
+		if a := &ps[i+1]; a.concept && postAdjectives[a.word] && adjacent(i+1) {
+			n.word, a.word = a.word, n.word
+			i++
+			continue
+		}
+		j := i + 1
+		if j < len(ps) && ps[j].concept && ps[j].word == "of" && adjacent(j) {
+			j++
+			if j < len(ps) && ps[j].concept && ps[j].word == "the" && adjacent(j) {
+				j++
+			}
+			if j < len(ps) && ps[j].concept && ownerNouns[ps[j].word] && adjacent(j) {
+				// "prompt of the system" -> "system prompt": the owner takes
+				// the noun's place, the noun the owner's, the words
+				// between go.
+				n.word, ps[j].word = ps[j].word, n.word
+				for k := i + 1; k < j; k++ {
+					ps[k].word, ps[k].sep = "", ""
+				}
+				i = j
+			}
+		}
+	}
 }
 
 // matchPhrase returns the length in words and the concept of the longest
@@ -401,6 +474,7 @@ type glossScratch struct {
 	words  [][2]int
 	senses [][]sense
 	votes  []int
+	pieces []piece
 	buf    []byte
 }
 

@@ -11,8 +11,9 @@ import (
 // English (testdata/attacks_ml*.txt, everyday_ml*.jsonl; README there):
 // attacks caught and everyday requests flagged, counts only. ml3 and ml10
 // are sealed: no test prints their texts; ml3's counts informed the
-// decisions about the gloss (gloss.go), ml10 was counted only before and
-// after it. The others were read to build the gloss. The bounds are
+// decisions about the gloss (gloss.go), ml10 was counted only before the
+// gloss, after it and after its English word order (13, 26 and 28 of 90
+// caught). The others were read to build the gloss. The bounds are
 // ratchets at the counts of the model and word lists of 2026-11-26 (before
 // the gloss, ml10's were 13 of 90 and 6 of 120).
 func TestOtherLanguages(t *testing.T) {
@@ -21,16 +22,16 @@ func TestOtherLanguages(t *testing.T) {
 		attacks, minCaught   int
 		everyday, maxFlagged int
 	}{
-		{"ml1", 150, 51, 200, 11},
-		{"ml2", 150, 34, 200, 3},
-		{"ml3", 90, 26, 120, 11},
-		{"ml4", 120, 35, 300, 6},
+		{"ml1", 150, 55, 200, 11},
+		{"ml2", 150, 35, 200, 3},
+		{"ml3", 90, 28, 120, 11},
+		{"ml4", 120, 36, 300, 6},
 		{"ml5", 120, 28, 300, 1},
-		{"ml6", 120, 17, 300, 6},
+		{"ml6", 120, 19, 300, 6},
 		{"ml7", 120, 21, 300, 2},
-		{"ml8", 120, 19, 300, 4},
+		{"ml8", 120, 20, 300, 4},
 		{"ml9", 120, 23, 300, 10},
-		{"ml10", 90, 26, 120, 8},
+		{"ml10", 90, 28, 120, 8},
 	} {
 		t.Run(c.set, func(t *testing.T) {
 			attacks, err := ReadAttacks("testdata/attacks_" + c.set + ".txt")
