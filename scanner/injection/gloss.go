@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -147,9 +148,13 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 			}
 		}
 	}
+	// Forms are added in sorted order, and of two forms of a language that
+	// fold alike the first keeps its concept: a gloss must not depend on
+	// the order a map is walked in.
 	for li, lang := range lx.langs {
 		lf := byLang[lang]
-		for form, concept := range lf.words {
+		for _, form := range slices.Sorted(maps.Keys(lf.words)) {
+			concept := lf.words[form]
 			parts := strings.Split(form, "_")
 			for k, p := range parts {
 				fw, err := foldWord(p)
@@ -160,14 +165,15 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 			}
 			if len(parts) > 1 {
 				lx.phrases[parts[0]] = append(lx.phrases[parts[0]], phrase{lang: li, words: parts, concept: concept})
-			} else {
+			} else if conceptIn(lx.words[parts[0]], li) == "" {
 				// A form spelt as its concept ("prompt", "admin")
 				// replaces nothing but is still the concept, for
 				// englishOrder.
 				lx.words[parts[0]] = append(lx.words[parts[0]], sense{li, concept})
 			}
 		}
-		for form, concept := range lf.stems {
+		for _, form := range slices.Sorted(maps.Keys(lf.stems)) {
+			concept := lf.stems[form]
 			fw, err := foldWord(form)
 			if err != nil {
 				return nil, fmt.Errorf("injection: gloss %s: %w", lang, err)
@@ -175,7 +181,10 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 			if len(fw) < 4 {
 				return nil, fmt.Errorf("injection: gloss %s: stem %q folds to fewer than 4 bytes", lang, form)
 			}
-			if len(lx.stems[fw]) == 0 && !slices.Contains(lx.stemLens, len(fw)) {
+			if conceptIn(lx.stems[fw], li) != "" {
+				continue
+			}
+			if !slices.Contains(lx.stemLens, len(fw)) {
 				lx.stemLens = append(lx.stemLens, len(fw))
 			}
 			lx.stems[fw] = append(lx.stems[fw], sense{li, concept})

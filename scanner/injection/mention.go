@@ -15,14 +15,10 @@ import "strings"
 const maxNamed = 48
 
 // phraseNouns name a piece of language as such.
-var phraseNouns = map[string]bool{
-	"phrase": true, "phrases": true, "term": true, "terms": true, "expression": true, "expressions": true,
-	"saying": true, "slogan": true, "idiom": true, "meme": true, "memes": true, "buzzword": true,
-	"catchphrase": true, "line": true, "wording": true, "jargon": true,
-}
+var phraseNouns = wordSet("phrase phrases term terms expression expressions saying slogan idiom meme memes buzzword catchphrase line wording jargon")
 
 // meaningWords, right after a quotation, ask what it means.
-var meaningWords = map[string]bool{"mean": true, "means": true, "meaning": true, "stand": true, "stands": true}
+var meaningWords = wordSet("mean means meaning stand stands")
 
 // matchRules returns the rule hits among toks (words of the folded text s)
 // that are not mentions inside a named phrase.
@@ -79,12 +75,14 @@ func insideNamedPhrase(s string, a, e int) bool {
 	if close < 0 || open+openLen > a {
 		return false
 	}
-	before := strings.FieldsFunc(s[max(open-40, 0):open], func(r rune) bool { return r < 128 && !wordByte[byte(r)] })
-	for k := max(len(before)-3, 0); k < len(before); k++ {
-		if phraseNouns[before[k]] {
+	head := s[max(open-40, 0):open]
+	before := splitWords(head, nil)
+	for _, w := range before[max(len(before)-3, 0):] {
+		if phraseNouns[head[w[0]:w[1]]] {
 			return true
 		}
 	}
-	after := strings.FieldsFunc(s[close:min(close+20, len(s))], func(r rune) bool { return r < 128 && !wordByte[byte(r)] })
-	return len(after) > 0 && meaningWords[after[0]]
+	tail := s[close:min(close+20, len(s))]
+	after := splitWords(tail, nil)
+	return len(after) > 0 && meaningWords[tail[after[0][0]:after[0][1]]]
 }
