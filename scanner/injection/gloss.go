@@ -396,8 +396,9 @@ func wordSet(words string) map[string]bool {
 // englishOrder puts the glossed words that name the operator's
 // instructions in English order, where the English rules look for them:
 // "instructions previous" becomes "previous instructions", "prompt of
-// (the) system" becomes "system prompt". Only concepts that stand next to
-// each other, with nothing but spaces between them, move.
+// (the) system" and "prompt system" become "system prompt". Only concepts
+// that stand next to each other, with nothing but spaces between them,
+// move.
 func englishOrder(ps []piece) {
 	adjacent := func(i int) bool { return strings.Trim(ps[i].sep, " ") == "" }
 	for i := 0; i+1 < len(ps); i++ {
@@ -405,7 +406,7 @@ func englishOrder(ps []piece) {
 		if !n.concept || !operatorNouns[n.word] {
 			continue
 		}
-		if a := &ps[i+1]; a.concept && postAdjectives[a.word] && adjacent(i+1) {
+		if a := &ps[i+1]; a.concept && (postAdjectives[a.word] || a.word == "system") && adjacent(i+1) {
 			n.word, a.word = a.word, n.word
 			i++
 			continue
