@@ -133,6 +133,22 @@ func TestEverydaySelfInstruct(t *testing.T) {
 	}
 }
 
+// TestEverydayGSM8K measures false positives on 500 grade-school maths
+// questions (testdata/everyday_gsm8k.jsonl: the first 500 of GSM8K's test
+// split), a source kept for evaluation: never trained on, never tuned on,
+// no test prints its texts. None was flagged when it was added on
+// 2026-11-26; the bound, 2 (0.4%), leaves room for a change to be judged
+// on its other figures.
+func TestEverydayGSM8K(t *testing.T) {
+	const bound = 2
+	turns := readTurns(t, "testdata/everyday_gsm8k.jsonl")
+	detected := falsePositives(t, turns, true)
+	t.Logf("GSM8K: %d of %d questions detected as injections", detected[1], len(turns))
+	if len(turns) != 500 || detected[1] > bound {
+		t.Errorf("%d of %d GSM8K questions detected, more than %d", detected[1], len(turns), bound)
+	}
+}
+
 func readTurns(t *testing.T, file string) []Turn {
 	t.Helper()
 	turns, err := ReadTurns(file)
