@@ -46,13 +46,8 @@ func insideNamedPhrase(s string, a, e int) bool {
 		if s[i] == '\n' {
 			return false
 		}
-		if c := closersOf(s[i:]); c != nil {
-			open, closers = i, c
-			for _, q := range quotations {
-				if strings.HasPrefix(s[i:], q.open) {
-					openLen = len(q.open)
-				}
-			}
+		if n, c := openingQuote(s[i:]); c != nil {
+			open, openLen, closers = i, n, c
 			break
 		}
 	}

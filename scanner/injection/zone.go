@@ -157,12 +157,19 @@ var quotations = []struct {
 // closersOf returns the marks that close the quotation s opens with, nil
 // when s opens with none.
 func closersOf(s string) []string {
+	_, closers := openingQuote(s)
+	return closers
+}
+
+// openingQuote returns the length of the quotation mark s opens with and
+// the marks that close it; 0 and nil when s opens with none.
+func openingQuote(s string) (int, []string) {
 	for _, q := range quotations {
 		if strings.HasPrefix(s, q.open) {
-			return q.closers
+			return len(q.open), q.closers
 		}
 	}
-	return nil
+	return 0, nil
 }
 
 // maxAfterword is the longest paragraph after a blank line that can be
