@@ -1,8 +1,10 @@
 package scanner
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -515,10 +517,23 @@ func (d *decoder) letterCiphers() {
 	if d.words < 4 || d.direct*10 >= d.words || d.letters*10 < d.visible*7 {
 		return
 	}
-	var keys [64]string
-	n := 0
-	s := d.s
-	for i := 0; i < len(s) && n < len(keys); {
+	best, bestHits, n := bestCaesarShift(d.s)
+	if bestHits >= 3 && bestHits*10 >= n*3 {
+		// The text was shifted forward by 26-best; name it by that.
+		d.shift(d.firstWordStart, d.lastWordFinish, best, "caesar"+strconv.Itoa(26-best))
+	}
+}
+
+// bestCaesarShift returns the shift k (1-25 but 13) that moves the most of
+// the first 64 words of s (of minWord to maxWord ASCII letters) into
+// englishWords, the first of several such, with how many it moves there
+// and how many words it looked at. The shifts of each word are looked up
+// at once (caesarShifts), rather than each word shifted 24 times and each
+// shift looked up.
+func bestCaesarShift(s string) (best, bestHits, words int) {
+	var hits [26]int
+	shifts := caesarShifts()
+	for i := 0; i < len(s) && words < 64; {
 		if byteClass[s[i]]&clAlpha == 0 {
 			i++
 			continue
@@ -528,36 +543,35 @@ func (d *decoder) letterCiphers() {
 			j++
 		}
 		if j-i >= minWord && j-i <= maxWord {
-			keys[n] = s[i:j]
-			n++
+			for m := shifts[packWord(s[i:j])]; m != 0; m &= m - 1 {
+				hits[bits.TrailingZeros32(m)]++
+			}
+			words++
 		}
 		i = j
 	}
-	best, bestHits := 0, 0
 	for k := 1; k < 26; k++ {
-		if k == 13 {
-			continue
-		}
-		hits := 0
-		for _, w := range keys[:n] {
-			var key uint64
-			for i := 0; i < len(w); i++ {
-				l := uint64(w[i]|0x20) - 'a'
-				key = key<<5 | ((l+uint64(k))%26 + 1)
-			}
-			if knownWords.lookup(key) == wordEnglish {
-				hits++
-			}
-		}
-		if hits > bestHits {
-			best, bestHits = k, hits
+		if k != 13 && hits[k] > bestHits {
+			best, bestHits = k, hits[k]
 		}
 	}
-	if bestHits >= 3 && bestHits*10 >= n*3 {
-		// The text was shifted forward by 26-best; name it by that.
-		d.shift(d.firstWordStart, d.lastWordFinish, best, "caesar"+strconv.Itoa(26-best))
-	}
+	return best, bestHits, words
 }
+
+// caesarShifts maps a packed word (packWord) to the bit set of the shifts
+// k (1-25 but 13, which ROT13 handles) that move its letters k places
+// forward into one of englishWords.
+var caesarShifts = sync.OnceValue(func() map[uint64]uint32 {
+	m := map[uint64]uint32{}
+	for _, e := range englishWords {
+		for k := 1; k < 26; k++ {
+			if k != 13 {
+				m[packWord(shiftLetters(e, 26-k))] |= 1 << k
+			}
+		}
+	}
+	return m
+})
 
 // shift adds s[a:b] with every ASCII letter moved k places forward.
 func (d *decoder) shift(a, b, k int, enc string) {

@@ -430,8 +430,8 @@ func TestFoldBlocksMatchReference(t *testing.T) {
 }
 
 // TestFoldMatchesReferenceData checks the fold against the reference on
-// real traffic: the IFEval and MT-bench everyday sets beside the
-// injection scanner and, when present, the labelled dev set, whose
+// real traffic: the IFEval, MT-bench and two other-language everyday sets
+// beside the injection scanner and, when present, the labelled dev set, whose
 // attacks spell with leetspeak, letter spacing and look-alike letters.
 func TestFoldMatchesReferenceData(t *testing.T) {
 	texts := trafficTexts(t)
@@ -448,7 +448,11 @@ func trafficTexts(t *testing.T) []string {
 	type row struct {
 		Text string `json:"text"`
 	}
-	files := []string{"injection/testdata/everyday_ifeval.jsonl", "injection/testdata/everyday_mtbench.jsonl"}
+	// ml1 and ml2 are everyday requests in 16-23 languages and scripts:
+	// their Canonical view is often the identity, and their fold then
+	// starts with a sparse map it densifies.
+	files := []string{"injection/testdata/everyday_ifeval.jsonl", "injection/testdata/everyday_mtbench.jsonl",
+		"injection/testdata/everyday_ml1.jsonl", "injection/testdata/everyday_ml2.jsonl"}
 	if dir := dataset.Dir(); dir != "" {
 		files = append(files, dir+"/injection/dev.jsonl")
 	}

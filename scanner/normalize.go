@@ -160,7 +160,19 @@ func canonicalize(s string) (View, []Match) {
 		return View{S: s}, nil
 	}
 	grow := len(s) + len(s)/8 + 8
-	b := canonBuilder{s: s, buf: make([]byte, 0, grow), origin: make([]int32, 0, grow+1)}
+	sc, _ := canonPool.Get().(*canonScratch)
+	if sc == nil {
+		sc = new(canonScratch)
+	}
+	b := canonBuilder{s: s, buf: reuse(sc.buf, grow), origin: reuse(sc.origin, grow+1)}
+	defer func() {
+		// The buffers go back to the pool whatever was returned: a view
+		// that differs from s got copies of them.
+		if cap(b.buf)+cap(b.origin)*4 <= maxPooledFold {
+			sc.buf, sc.origin = b.buf, b.origin
+			canonPool.Put(sc)
+		}
+	}()
 	i := 0
 	for i < len(s) {
 		j := i
@@ -183,9 +195,24 @@ func canonicalize(s string) (View, []Match) {
 		b.chunk(a, k)
 		i = k
 	}
+	if string(b.buf) == s {
+		// Already canonical, as most text in other scripts than Latin's
+		// confusables is: the identity view, as for ASCII, costs no copy
+		// and keeps the Folded view's map sparse.
+		return View{S: s}, b.inv
+	}
 	b.origin = append(b.origin, int32(len(s)))
-	return View{S: string(b.buf), origin: b.origin}, b.inv
+	return View{S: string(b.buf), origin: slices.Clone(b.origin)}, b.inv
 }
+
+// canonScratch holds the buffers a Canonical view is built in; a view
+// keeps copies of them only where it differs from its text.
+type canonScratch struct {
+	buf    []byte
+	origin []int32
+}
+
+var canonPool sync.Pool
 
 type canonBuilder struct {
 	s      string
@@ -411,7 +438,7 @@ func fold(c *View, original string, sc *foldScratch) (v View) {
 	if len(src) > maxViewLen {
 		return *c
 	}
-	f := folder{src: src, corig: c.origin, sparse: c.origin == nil}
+	f := folder{src: src, corig: c.origin, sparse: c.origin == nil, spareOrigin: sc.origin}
 	if f.sparse {
 		// ASCII: one byte out per byte in at most.
 		f.buf = reuse(sc.buf, len(src))
@@ -493,6 +520,8 @@ type folder struct {
 	shifts []shift
 	by     int32 // the current shift
 	origin []int32
+	// spareOrigin is the scratch's map buffer, for densify to reuse.
+	spareOrigin []int32
 	// noChainUntil stops a failed letter-spacing chain from being tried
 	// again at each of its letters, which would be quadratic.
 	noChainUntil int
@@ -552,14 +581,16 @@ func (f *folder) shiftTo(i, n int) {
 	}
 }
 
-// densify turns a sparse map into a dense one. Sparse mode means ASCII
-// text, for which nothing needs this; it keeps a surprise correct.
+// densify turns a sparse map into a dense one, at the first character
+// that folds to other bytes than its own in a text whose Canonical view
+// is the identity (ASCII text never needs it; text in other scripts
+// does).
 func (f *folder) densify() {
 	if !f.sparse {
 		return
 	}
 	v := View{S: unsafe.String(unsafe.SliceData(f.buf), len(f.buf)), shifts: f.shifts}
-	f.origin = make([]int32, len(f.buf), cap(f.buf)+utf8.UTFMax+1)
+	f.origin = reuse(f.spareOrigin, cap(f.buf)+utf8.UTFMax+1)[:len(f.buf)]
 	for k := range f.origin {
 		f.origin[k] = int32(v.at(k))
 	}

@@ -166,6 +166,40 @@ func TestTextCanonicalASCIIAllocs(t *testing.T) {
 	}
 }
 
+// TestTextCanonicalIdentity checks that text already canonical, in
+// scripts other than ASCII, gets the identity view without a copy, and
+// that text Canonical changes still gets its own map.
+func TestTextCanonicalIdentity(t *testing.T) {
+	tests := []struct {
+		name, in string
+		identity bool
+	}{
+		{"Spanish", "¿Podrías revisar también esta función? Mantén un tono cercano.", true},
+		{"Korean", "이 함수를 확인해 주세요.", true},
+		{"Greek, whose omicron is a Latin o", "Μπορείς να ελέγξεις αυτή τη συνάρτηση;", false},
+		{"Japanese", "この関数を確認してください。", true},
+		{"decomposed accent", "revisio\u0301n", false},
+		{"full-width letters", "ＡＢＣ review", false},
+		{"Cyrillic look-alike", "\u0430dmin mode", false},
+		{"zero-width space", "ig\u200bnore", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, _ := canonicalize(tt.in)
+			if got := v.origin == nil && v.S == tt.in; got != tt.identity {
+				t.Fatalf("identity view = %v, want %v (view %q)", got, tt.identity, v.S)
+			}
+			if !tt.identity && len(v.origin) != len(v.S)+1 {
+				t.Fatalf("map of %d entries for a view of %d bytes", len(v.origin), len(v.S))
+			}
+			canonicalize(tt.in) // fills the pool
+			if n := testing.AllocsPerRun(50, func() { canonicalize(tt.in) }); tt.identity && n != 0 {
+				t.Errorf("canonicalize of canonical text allocates %v times, want 0", n)
+			}
+		})
+	}
+}
+
 func TestConfusableTable(t *testing.T) {
 	for i := 1; i < len(confusables); i++ {
 		if confusables[i-1].from >= confusables[i].from {

@@ -20,7 +20,7 @@ import (
 // with numbers, a list and a little code, the mix a coding or office
 // assistant sees. Nothing in it should be detected.
 func prompt(n int) string {
-	paras := []string{
+	return repeatParas(n, []string{
 		"I am preparing the quarterly report for our team and need help structuring it. " +
 			"The revenue grew 12% compared with the previous quarter, mostly because two large customers renewed early. " +
 			"Costs went up as well: we hired three engineers and moved the build servers to a new data centre.\n\n",
@@ -33,12 +33,37 @@ func prompt(n int) string {
 		"Please keep the tone friendly but professional, use short paragraphs, and suggest a title. " +
 			"The audience is the whole company, so avoid internal jargon and explain acronyms the first time they appear. " +
 			"If something in my notes is unclear, ask me before making assumptions.\n\n",
-	}
+	})
+}
+
+// promptOtherLanguage returns about n bytes of the same prompt in Spanish:
+// a prompt in another language than English is also judged on its English
+// gloss by prompt_injection, which costs more than an English one.
+func promptOtherLanguage(n int) string {
+	return repeatParas(n, []string{
+		"Estoy preparando el informe trimestral de nuestro equipo y necesito ayuda para estructurarlo. " +
+			"Los ingresos crecieron un 12% respecto al trimestre anterior, sobre todo porque dos grandes clientes renovaron antes de tiempo. " +
+			"Los costes también subieron: contratamos a tres ingenieros y trasladamos los servidores de compilación a un nuevo centro de datos.\n\n",
+		"Este es el esquema que tengo por ahora:\n" +
+			"1. Resumen del trimestre, con las cifras principales.\n" +
+			"2. Novedades del producto: la nueva página de facturación, una búsqueda más rápida y la versión móvil.\n" +
+			"3. Riesgos para el próximo trimestre, incluida la migración del antiguo sistema de facturas.\n\n",
+		"¿Podrías revisar también esta función? Debería devolver la media de una lista, pero las pruebas fallan con una lista vacía:\n\n" +
+			"def average(values):\n    total = sum(values)\n    return total / len(values)\n\n",
+		"Mantén un tono cercano pero profesional, usa párrafos cortos y sugiere un título. " +
+			"El público es toda la empresa, así que evita la jerga interna y explica las siglas la primera vez que aparezcan. " +
+			"Si algo de mis notas no está claro, pregúntame antes de suponer nada.\n\n",
+	})
+}
+
+// repeatParas repeats paras in turn up to n bytes, cut at a character's
+// end.
+func repeatParas(n int, paras []string) string {
 	var b strings.Builder
 	for i := 0; b.Len() < n; i++ {
 		b.WriteString(paras[i%len(paras)])
 	}
-	return b.String()[:n]
+	return strings.ToValidUTF8(b.String()[:n], "")
 }
 
 func newPipeline(b *testing.B, opts scanner.Options) *scanner.Pipeline {
@@ -73,24 +98,30 @@ func uniqueTurn(buf []byte, text string, i int) string {
 //
 //   - 2KB, 16KB: one user message, no verdict cache: the full cost of
 //     screening a prompt, normalised views included (the pipeline builds a
-//     new Text per screening).
+//     new Text per screening); -other-language the same prompt in Spanish.
 //   - 1turn: one new 2 KB user message through a pipeline with a verdict
 //     cache (a miss, then the verdict is stored).
 //   - 20turn-warm: a system prompt and 18 earlier 2 KB turns already in
 //     the cache, plus one new 2 KB user turn.
 func BenchmarkDefaultPipeline(b *testing.B) {
+	prompts := []struct {
+		name string
+		text func(n int) string
+	}{{"", prompt}, {"-other-language", promptOtherLanguage}}
 	for _, n := range []int{2 << 10, 16 << 10} {
-		b.Run(strconv.Itoa(n>>10)+"KB", func(b *testing.B) {
-			p := newPipeline(b, scanner.Options{})
-			conv := &scanner.Conversation{Messages: []scanner.Message{{Role: scanner.RoleUser, Text: prompt(n)}}}
-			b.SetBytes(int64(n))
-			b.ReportAllocs()
-			cpu := cputime.Process()
-			for b.Loop() {
-				screen(b, p, conv)
-			}
-			reportCPU(b, cpu)
-		})
+		for _, pr := range prompts {
+			b.Run(strconv.Itoa(n>>10)+"KB"+pr.name, func(b *testing.B) {
+				p := newPipeline(b, scanner.Options{})
+				conv := &scanner.Conversation{Messages: []scanner.Message{{Role: scanner.RoleUser, Text: pr.text(n)}}}
+				b.SetBytes(int64(n))
+				b.ReportAllocs()
+				cpu := cputime.Process()
+				for b.Loop() {
+					screen(b, p, conv)
+				}
+				reportCPU(b, cpu)
+			})
+		}
 	}
 	turn := prompt(2 << 10)
 	b.Run("1turn", func(b *testing.B) {

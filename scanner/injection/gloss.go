@@ -48,22 +48,20 @@ var glossFiles embed.FS
 type lexicon struct {
 	// langs names the languages, by index.
 	langs []string
-	// words maps a folded word to its concepts, one per language that has
-	// it.
-	words map[string][]sense
+	// entries maps the hash (fnv64) of a folded word to what the lists
+	// say of it. The walk of a scan has hashed every word already, so a
+	// word costs one integer-keyed lookup here.
+	entries map[uint64]*wordEntry
 	// stems maps a folded word start ("instrukcj") to its concepts: a
-	// word that begins with it and is not in words takes them; the
-	// longest stem wins.
+	// word that begins with it and has no concept of its own takes them;
+	// the longest stem wins.
 	stems map[string][]sense
 	// stemLens are the byte lengths of the stems, longest first, and
-	// stemHeads the first four bytes of every stem: a word whose first
-	// four bytes are none of them begins with no stem, which settles
-	// most words with one lookup.
+	// stemHeads a bit set of the first four bytes of every stem (by
+	// headBit): a word whose bit is clear begins with no stem, which
+	// settles most words with one bit test.
 	stemLens  []int
-	stemHeads map[uint32]bool
-	// phrases maps the first word of a phrase of several words
-	// ("a_partir_de_ahora") to the phrases it starts, longest first.
-	phrases map[string][]phrase
+	stemHeads *[headBits / 64]uint64
 	// substrings replaces, per language written without spaces (Chinese,
 	// Japanese, Thai), the forms found anywhere in a text, longest first;
 	// substringLangs are their language indexes.
@@ -71,16 +69,33 @@ type lexicon struct {
 	substringLangs []int
 }
 
+// wordEntry is what the lists say of one folded word.
+type wordEntry struct {
+	// form is the word itself, which tells it from another word of the
+	// same hash.
+	form string
+	// senses are its concepts, one per language that has it.
+	senses []sense
+	// phrases are the phrases of several words ("a_partir_de_ahora") it
+	// starts, longest first, and phraseLangs the bit set of their
+	// languages: most words that start a phrase in one language ("de")
+	// start none in the language of the text.
+	phrases     []phrase
+	phraseLangs uint64
+}
+
 // sense is a concept in one language.
 type sense struct {
 	lang    int
 	concept string
+	role    role
 }
 
 type phrase struct {
 	lang    int
 	words   []string
 	concept string
+	role    role
 }
 
 var (
@@ -99,10 +114,14 @@ func theLexicon() (*lexicon, error) {
 // form~ a_b ...", a file read later overriding a form of an earlier one of
 // its language.
 func parseLexicon(fsys fs.FS) (*lexicon, error) {
-	lx := &lexicon{words: map[string][]sense{}, stems: map[string][]sense{}, phrases: map[string][]phrase{}, stemHeads: map[uint32]bool{}}
+	lx := &lexicon{entries: map[uint64]*wordEntry{}, stems: map[string][]sense{}, stemHeads: new([headBits / 64]uint64)}
 	names, err := fs.Glob(fsys, "gloss/*.tsv")
 	if err != nil {
 		return nil, err
+	}
+	if n := len(names); n > 2*64 {
+		// A language is a bit of wordEntry.phraseLangs.
+		return nil, fmt.Errorf("injection: %d word lists, more than two for each of 64 languages", n)
 	}
 	sort.Strings(names)
 	type langForms struct {
@@ -163,13 +182,18 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 				}
 				parts[k] = fw
 			}
+			e, err := lx.entry(parts[0])
+			if err != nil {
+				return nil, fmt.Errorf("injection: gloss %s: %w", lang, err)
+			}
 			if len(parts) > 1 {
-				lx.phrases[parts[0]] = append(lx.phrases[parts[0]], phrase{lang: li, words: parts, concept: concept})
-			} else if conceptIn(lx.words[parts[0]], li) == "" {
+				e.phrases = append(e.phrases, phrase{lang: li, words: parts, concept: concept, role: conceptRole(concept)})
+				e.phraseLangs |= 1 << li
+			} else if conceptIn(e.senses, li) == "" {
 				// A form spelt as its concept ("prompt", "admin")
 				// replaces nothing but is still the concept, for
 				// englishOrder.
-				lx.words[parts[0]] = append(lx.words[parts[0]], sense{li, concept})
+				e.senses = append(e.senses, sense{li, concept, conceptRole(concept)})
 			}
 		}
 		for _, form := range slices.Sorted(maps.Keys(lf.stems)) {
@@ -187,8 +211,9 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 			if !slices.Contains(lx.stemLens, len(fw)) {
 				lx.stemLens = append(lx.stemLens, len(fw))
 			}
-			lx.stems[fw] = append(lx.stems[fw], sense{li, concept})
-			lx.stemHeads[head4(fw)] = true
+			lx.stems[fw] = append(lx.stems[fw], sense{li, concept, conceptRole(concept)})
+			h := headBit(fw)
+			lx.stemHeads[h/64] |= 1 << (h % 64)
 		}
 		if len(lf.subs) > 0 {
 			forms := make([]string, 0, len(lf.subs))
@@ -210,11 +235,34 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 		}
 	}
 	sort.Sort(sort.Reverse(sort.IntSlice(lx.stemLens)))
-	for w, ps := range lx.phrases {
-		sort.SliceStable(ps, func(i, j int) bool { return len(ps[i].words) > len(ps[j].words) })
-		lx.phrases[w] = ps
+	for _, e := range lx.entries {
+		sort.SliceStable(e.phrases, func(i, j int) bool { return len(e.phrases[i].words) > len(e.phrases[j].words) })
 	}
 	return lx, nil
+}
+
+// entry returns the entry of the folded word w, added if new.
+func (lx *lexicon) entry(w string) (*wordEntry, error) {
+	h := fnv64(w)
+	e := lx.entries[h]
+	if e == nil {
+		e = &wordEntry{form: w}
+		lx.entries[h] = e
+	} else if e.form != w {
+		// Lookups trust the hash of a listed word: two listed words of
+		// one hash would shadow each other.
+		return nil, fmt.Errorf("forms %q and %q have the same hash", e.form, w)
+	}
+	return e, nil
+}
+
+// lookup returns the entry of the folded word w of hash h (fnv64), nil
+// if the lists do not have it.
+func (lx *lexicon) lookup(w string, h uint64) *wordEntry {
+	if e := lx.entries[h]; e != nil && e.form == w {
+		return e
+	}
+	return nil
 }
 
 // unspaced reports whether r is a letter of a script written without
@@ -223,13 +271,17 @@ func unspaced(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Thai, r)
 }
 
-// senses returns the concepts of a folded word in every language that has
-// it: its own entry, else its longest listed stem's.
-func (lx *lexicon) senses(w string) []sense {
-	if ss, ok := lx.words[w]; ok {
-		return ss
+// senses returns the concepts of the folded word w, of entry e (nil for
+// none), in every language that has it: its own, else its longest listed
+// stem's.
+func (lx *lexicon) senses(w string, e *wordEntry) []sense {
+	if e != nil && len(e.senses) > 0 {
+		return e.senses
 	}
-	if len(w) < 4 || !lx.stemHeads[head4(w)] {
+	if len(w) < 4 {
+		return nil
+	}
+	if h := headBit(w); lx.stemHeads[h/64]&(1<<(h%64)) == 0 {
 		return nil
 	}
 	for _, n := range lx.stemLens {
@@ -242,9 +294,16 @@ func (lx *lexicon) senses(w string) []sense {
 	return nil
 }
 
-// head4 is the first four bytes of s (at least four long).
-func head4(s string) uint32 {
-	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+// headBits is the size of the bit set of stem heads: about 1,200 stems
+// set a bit in 65,536, so a word that starts none of them finds its bit
+// clear 98 times in 100.
+const headBits = 1 << 16
+
+// headBit is the bit of the first four bytes of s (at least four long)
+// in the set of stem heads.
+func headBit(s string) uint32 {
+	h := uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+	return h * 0x9E3779B1 >> 16
 }
 
 // substringsFor returns the replacer of the language written without
@@ -252,10 +311,14 @@ func head4(s string) uint32 {
 // else Chinese where it has Han letters; nil for none.
 func (lx *lexicon) substringsFor(s string) *strings.Replacer {
 	lang := ""
-	for _, r := range s {
-		if r < 0x0e00 { // below Thai, the first of these scripts
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0xe0 {
+			// A letter below U+0800 (ASCII, Latin, Cyrillic, Arabic
+			// ...), or a byte inside one: not of these scripts, the
+			// first of which, Thai, starts at U+0E00.
 			continue
 		}
+		r, _ := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r):
 			lang = "ja"
@@ -280,12 +343,18 @@ func (lx *lexicon) substringsFor(s string) *strings.Replacer {
 
 // conceptIn returns the concept of a word in language lang, "" if none.
 func conceptIn(ss []sense, lang int) string {
+	sn, _ := senseIn(ss, lang)
+	return sn.concept
+}
+
+// senseIn returns the sense of a word in language lang, if it has one.
+func senseIn(ss []sense, lang int) (sense, bool) {
 	for _, s := range ss {
 		if s.lang == lang {
-			return s.concept
+			return s, true
 		}
 	}
-	return ""
+	return sense{}, false
 }
 
 // minGlossed is the least number of words a gloss must replace: one word
@@ -293,10 +362,12 @@ func conceptIn(ss []sense, lang int) string {
 const minGlossed = 2
 
 // gloss returns the English gloss of the folded text s, or "" when it
-// replaces fewer than minGlossed words. The text is glossed in one
-// language: the one whose lists know most of its words, so that a word of
-// another language that happens to be spelt alike is left alone.
-func (lx *lexicon) gloss(s string, gs *glossScratch) string {
+// replaces fewer than minGlossed words. toks are the words of s as the
+// walk found them, with their hashes, or nil to have them found here. The
+// text is glossed in one language: the one whose lists know most of its
+// words, so that a word of another language that happens to be spelt
+// alike is left alone.
+func (lx *lexicon) gloss(s string, toks []token, gs *glossScratch) string {
 	if gs == nil {
 		gs = new(glossScratch)
 	}
@@ -306,16 +377,29 @@ func (lx *lexicon) gloss(s string, gs *glossScratch) string {
 			s = g
 			replaced += minGlossed // a substring form is at least two letters of its own
 		}
+		// The walk splits a run of Chinese or Japanese letters into
+		// several words; the gloss reads it as one.
+		toks = nil
 	}
-	gs.words = splitWords(s, gs.words[:0])
-	words := gs.words
+	if toks == nil || strings.Contains(s, placeholder) {
+		// The walk does not make words of the placeholder.
+		toks = gs.toks[:0]
+		for _, w := range splitWords(s, gs.words[:0]) {
+			toks = append(toks, token{start: uint32(w[0]), end: uint32(w[1]), hash: fnv64(s[w[0]:w[1]])})
+		}
+		gs.toks = toks
+	}
 	gs.votes = grow(gs.votes, len(lx.langs))
 	clear(gs.votes)
 	votes := gs.votes
-	gs.senses = grow(gs.senses, len(words))
+	gs.senses = grow(gs.senses, len(toks))
 	senses := gs.senses
-	for i, w := range words {
-		senses[i] = lx.senses(s[w[0]:w[1]])
+	gs.entries = grow(gs.entries, len(toks))
+	entries := gs.entries
+	for i, t := range toks {
+		w := s[t.start:t.end]
+		entries[i] = lx.lookup(w, t.hash)
+		senses[i] = lx.senses(w, entries[i])
 		for _, sn := range senses[i] {
 			votes[sn.lang]++
 		}
@@ -331,25 +415,25 @@ func (lx *lexicon) gloss(s string, gs *glossScratch) string {
 	}
 	ps := gs.pieces[:0]
 	last := 0
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		p := piece{sep: s[last:w[0]], word: s[w[0]:w[1]]}
-		last = w[1]
-		if phs, ok := lx.phrases[p.word]; ok {
-			if n, c := matchPhrase(s, words[i:], phs, lang); n > 0 {
-				p.word, p.concept = c, true
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		p := piece{sep: s[last:t.start], word: s[t.start:t.end]}
+		last = int(t.end)
+		if e := entries[i]; e != nil && lang >= 0 && e.phraseLangs&(1<<lang) != 0 {
+			if n, ph := matchPhrase(s, toks[i:], e.phrases, lang); n > 0 {
+				p.word, p.role = ph.concept, ph.role|roleConcept
 				replaced++
-				last = words[i+n-1][1]
+				last = int(toks[i+n-1].end)
 				i += n - 1
 				ps = append(ps, p)
 				continue
 			}
 		}
-		if c := conceptIn(senses[i], lang); c != "" {
-			if c != p.word {
+		if sn, ok := senseIn(senses[i], lang); ok {
+			if sn.concept != p.word {
 				replaced++
 			}
-			p.word, p.concept = c, true
+			p.word, p.role = sn.concept, sn.role|roleConcept
 		}
 		ps = append(ps, p)
 	}
@@ -368,17 +452,54 @@ func (lx *lexicon) gloss(s string, gs *glossScratch) string {
 	return string(b)
 }
 
-// piece is a word of a gloss and the separator before it; concept says
-// the word is an English concept from the lists.
+// piece is a word of a gloss and the separator before it; role says
+// whether the word is an English concept from the lists and which part
+// it may play in englishOrder.
 type piece struct {
 	sep, word string
-	concept   bool
+	role      role
 }
 
-// operatorNouns name what an operator gives an assistant; ownerNouns who
-// gives it; postAdjectives the words that qualify it, which most of the
-// languages glossed put after the noun ("las instrucciones anteriores",
-// "o prompt do sistema").
+// role is what a concept may be in englishOrder, as bits.
+type role uint8
+
+const (
+	// roleConcept marks a piece whose word is a concept from the lists.
+	roleConcept role = 1 << iota
+	// roleOperatorNoun names what an operator gives an assistant.
+	roleOperatorNoun
+	// roleOwnerNoun names who gives it.
+	roleOwnerNoun
+	// rolePostAdjective qualifies it; most of the languages glossed put
+	// it after the noun ("las instrucciones anteriores", "o prompt do
+	// sistema").
+	rolePostAdjective
+	roleSystem
+	roleOf
+	roleThe
+)
+
+// conceptRole returns the roles of a concept.
+func conceptRole(concept string) role {
+	var r role
+	for _, c := range []struct {
+		words map[string]bool
+		role  role
+	}{
+		{operatorNouns, roleOperatorNoun},
+		{ownerNouns, roleOwnerNoun},
+		{postAdjectives, rolePostAdjective},
+		{wordSet("system"), roleSystem},
+		{wordSet("of"), roleOf},
+		{wordSet("the"), roleThe},
+	} {
+		if c.words[concept] {
+			r |= c.role
+		}
+	}
+	return r
+}
+
 var (
 	operatorNouns  = wordSet("instructions instruction rules rule guidelines directives orders commands prompt message messages configuration settings setup password key code token secret secrets mode")
 	ownerNouns     = wordSet("system developer developers administrator admin operator company creator creators owner team")
@@ -401,29 +522,34 @@ func wordSet(words string) map[string]bool {
 // move.
 func englishOrder(ps []piece) {
 	adjacent := func(i int) bool { return strings.Trim(ps[i].sep, " ") == "" }
+	is := func(j int, r role) bool { return j < len(ps) && ps[j].role&r != 0 && adjacent(j) }
 	for i := 0; i+1 < len(ps); i++ {
 		n := &ps[i]
-		if !n.concept || !operatorNouns[n.word] {
+		if n.role&roleOperatorNoun == 0 {
 			continue
 		}
-		if a := &ps[i+1]; a.concept && (postAdjectives[a.word] || a.word == "system") && adjacent(i+1) {
+		if is(i+1, rolePostAdjective|roleSystem) {
+			a := &ps[i+1]
 			n.word, a.word = a.word, n.word
+			n.role, a.role = a.role, n.role
 			i++
 			continue
 		}
 		j := i + 1
-		if j < len(ps) && ps[j].concept && ps[j].word == "of" && adjacent(j) {
+		if is(j, roleOf) {
 			j++
-			if j < len(ps) && ps[j].concept && ps[j].word == "the" && adjacent(j) {
+			if is(j, roleThe) {
 				j++
 			}
-			if j < len(ps) && ps[j].concept && ownerNouns[ps[j].word] && adjacent(j) {
+			if is(j, roleOwnerNoun) {
 				// "prompt of the system" -> "system prompt": the owner takes
 				// the noun's place, the noun the owner's, the words
 				// between go.
-				n.word, ps[j].word = ps[j].word, n.word
+				o := &ps[j]
+				n.word, o.word = o.word, n.word
+				n.role, o.role = o.role, n.role
 				for k := i + 1; k < j; k++ {
-					ps[k].word, ps[k].sep = "", ""
+					ps[k] = piece{}
 				}
 				i = j
 			}
@@ -431,23 +557,22 @@ func englishOrder(ps []piece) {
 	}
 }
 
-// matchPhrase returns the length in words and the concept of the longest
-// phrase of ps in language lang that the words starting at words[0]
-// spell, or 0.
-func matchPhrase(s string, words [][2]int, ps []phrase, lang int) (int, string) {
+// matchPhrase returns the length in words and the longest phrase of ps
+// in language lang that the words starting at toks[0] spell, or 0.
+func matchPhrase(s string, toks []token, ps []phrase, lang int) (int, phrase) {
 next:
 	for _, p := range ps {
-		if p.lang != lang || len(p.words) > len(words) {
+		if p.lang != lang || len(p.words) > len(toks) {
 			continue
 		}
 		for k, pw := range p.words {
-			if s[words[k][0]:words[k][1]] != pw {
+			if s[toks[k].start:toks[k].end] != pw {
 				continue next
 			}
 		}
-		return len(p.words), p.concept
+		return len(p.words), p
 	}
-	return 0, ""
+	return 0, phrase{}
 }
 
 // splitWords appends to out the byte ranges of the words of s: runs of
@@ -481,11 +606,17 @@ func splitWords(s string, out [][2]int) [][2]int {
 
 // glossScratch holds the buffers of a gloss, kept with a scan's scratch.
 type glossScratch struct {
-	words  [][2]int
-	senses [][]sense
-	votes  []int
-	pieces []piece
-	buf    []byte
+	// walked are the words of the text to gloss as the walk found them;
+	// toks those the gloss finds itself where the walk's cannot be used,
+	// from the byte ranges words.
+	walked  []token
+	toks    []token
+	words   [][2]int
+	entries []*wordEntry
+	senses  [][]sense
+	votes   []int
+	pieces  []piece
+	buf     []byte
 }
 
 // englishWords are common English function words: a text in which at

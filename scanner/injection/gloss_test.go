@@ -42,7 +42,7 @@ func TestGloss(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := lx.gloss(tt.in, nil); got != tt.want {
+			if got := lx.gloss(tt.in, nil, nil); got != tt.want {
 				t.Errorf("gloss(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})

@@ -303,6 +303,10 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 	// Whether to gloss is decided on this text's words, before the
 	// payloads below reuse the scratch; a gloss is never glossed again.
 	glossIt := payload == "" && !zonesLookEnglish(sc.out.toks, z)
+	if glossIt {
+		// The gloss reuses the walk's words and hashes.
+		sc.gloss.walked = append(sc.gloss.walked[:0], sc.out.toks...)
+	}
 	v := verdict{prob: sigmoid(ws.margin), payload: payload}
 	v.fam, v.hasFam, v.kind = s.model.kindOf(ws, z)
 	v.decision = decisionScore(v.prob, wordEvidenceOnly(ws, v.kind, followUp), followUp, s.kindWordFloor[v.kind])
@@ -360,7 +364,7 @@ func (s *Scanner) judgeGloss(ctx context.Context, glossIt bool, text *scanner.Te
 	if err != nil {
 		return err
 	}
-	g := lx.gloss(view.S, &sc.gloss)
+	g := lx.gloss(view.S, sc.gloss.walked, &sc.gloss)
 	if g == "" {
 		return nil
 	}
