@@ -533,7 +533,25 @@ func (d *decoder) letterCiphers() {
 func bestCaesarShift(s string) (best, bestHits, words int) {
 	var hits [26]int
 	shifts := caesarShifts()
-	for i := 0; i < len(s) && words < 64; {
+	words = caesarWords(s, func(w string) {
+		for m := shifts[packWord(w)]; m != 0; m &= m - 1 {
+			hits[bits.TrailingZeros32(m)]++
+		}
+	})
+	for k := 1; k < 26; k++ {
+		if k != 13 && hits[k] > bestHits {
+			best, bestHits = k, hits[k]
+		}
+	}
+	return best, bestHits, words
+}
+
+// caesarWords calls fn with each of the first 64 words of s of minWord to
+// maxWord ASCII letters, the words a Caesar shift is judged on, and
+// returns how many there were.
+func caesarWords(s string, fn func(w string)) int {
+	n := 0
+	for i := 0; i < len(s) && n < 64; {
 		if byteClass[s[i]]&clAlpha == 0 {
 			i++
 			continue
@@ -543,19 +561,12 @@ func bestCaesarShift(s string) (best, bestHits, words int) {
 			j++
 		}
 		if j-i >= minWord && j-i <= maxWord {
-			for m := shifts[packWord(s[i:j])]; m != 0; m &= m - 1 {
-				hits[bits.TrailingZeros32(m)]++
-			}
-			words++
+			fn(s[i:j])
+			n++
 		}
 		i = j
 	}
-	for k := 1; k < 26; k++ {
-		if k != 13 && hits[k] > bestHits {
-			best, bestHits = k, hits[k]
-		}
-	}
-	return best, bestHits, words
+	return n
 }
 
 // caesarShifts maps a packed word (packWord) to the bit set of the shifts

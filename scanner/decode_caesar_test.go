@@ -10,20 +10,7 @@ import (
 // shifted by every k and looked up.
 func bestCaesarShiftRef(s string) (best, bestHits, words int) {
 	var keys []string
-	for i := 0; i < len(s) && len(keys) < 64; {
-		if byteClass[s[i]]&clAlpha == 0 {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && byteClass[s[j]]&clAlpha != 0 {
-			j++
-		}
-		if j-i >= minWord && j-i <= maxWord {
-			keys = append(keys, s[i:j])
-		}
-		i = j
-	}
+	caesarWords(s, func(w string) { keys = append(keys, w) })
 	for k := 1; k < 26; k++ {
 		if k == 13 {
 			continue
