@@ -56,7 +56,3 @@ func (s *Store) SetDurability(d Durability) error {
 	s.q.SetDurable(d == DurabilitySync)
 	return nil
 }
-
-// awaitQueued is called by reads that found no record; see
-// Queue.AwaitQueued.
-func (s *Store) awaitQueued() bool { return s.q.AwaitQueued() }

@@ -103,6 +103,36 @@ func TestReadYourWrites(t *testing.T) {
 	}
 }
 
+// A read that misses a queued record just before its batch commits still
+// finds it: whether records were pending is noted before the read, so the
+// commit landing between the miss and that check cannot hide the record
+// (it once did: "GetPrompt right after Put" failed in CI).
+func TestReadYourWritesCommitDuringRead(t *testing.T) {
+	s, gate, entered := stalledWriter(t, DurabilityBatched)
+	p := &Prompt{PromptFields: PromptFields{OrgID: "org", Input: "hello"}}
+	put(t, s, p)
+	<-entered
+	reads := 0
+	got, err := ReadYourWrites(s.q, func() (*Prompt, error) {
+		reads++
+		got, err := s.getPrompt(p.ID)
+		if reads == 1 {
+			if !errors.Is(err, ErrNotFound) {
+				t.Fatalf("first read of a queued record: %v, want not found", err)
+			}
+			// The batch commits before the miss is reported.
+			gate <- struct{}{}
+			if err := s.Sync(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return got, err
+	})
+	if err != nil || got.Input != "hello" || reads != 2 {
+		t.Fatalf("read of a record committed during the read = %v, %v after %d reads", got, err, reads)
+	}
+}
+
 // A full disk: commits fail with ENOSPC for a while. In sync mode no Wait
 // returns before its record is on disk, and every record whose Wait
 // returned is stored once the disk has room again.

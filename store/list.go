@@ -416,11 +416,7 @@ func (w *walker) step(asc bool) ([]byte, []byte) {
 // GetPrompt returns the record with that id, or ErrNotFound. An id whose
 // record is queued but not yet committed is read once it is committed.
 func (s *Store) GetPrompt(id string) (*Prompt, error) {
-	p, err := s.getPrompt(id)
-	if errors.Is(err, ErrNotFound) && s.awaitQueued() {
-		return s.getPrompt(id)
-	}
-	return p, err
+	return ReadYourWrites(s.q, func() (*Prompt, error) { return s.getPrompt(id) })
 }
 
 func (s *Store) getPrompt(id string) (*Prompt, error) {
@@ -446,11 +442,7 @@ func (s *Store) getPrompt(id string) (*Prompt, error) {
 // loops or exceeds MaxChain. ErrNotFound if id itself does not exist; an id
 // whose record is queued is read once it is committed.
 func (s *Store) Chain(id string) ([]*Prompt, error) {
-	chain, err := s.chain(id)
-	if errors.Is(err, ErrNotFound) && s.awaitQueued() {
-		return s.chain(id)
-	}
-	return chain, err
+	return ReadYourWrites(s.q, func() ([]*Prompt, error) { return s.chain(id) })
 }
 
 func (s *Store) chain(id string) ([]*Prompt, error) {

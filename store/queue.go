@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -291,30 +292,29 @@ func (q *Queue[T]) Sync(ctx context.Context) error {
 // committed.
 func (q *Queue[T]) QueueDepth() int { return len(q.slots) }
 
-// Pending reports whether records are queued and not yet committed.
-func (q *Queue[T]) Pending() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.enqueued > q.committed
-}
-
 // readYourWrites bounds how long a read of an id that is not found waits
 // for the records queued before it to commit.
 const readYourWrites = 5 * time.Second
 
-// AwaitQueued is for reads that found no record: if records are queued,
-// the id may be one of them (returned to a client before its batch
-// committed), so it waits for them and reports whether the read should be
-// tried again.
-func (q *Queue[T]) AwaitQueued() bool {
-	if !q.Pending() {
-		return false
+// ReadYourWrites runs read, a lookup by id, and where it finds no record
+// (ErrNotFound) while records queued before it began were not all
+// committed, waits for those (up to readYourWrites) and reads once more:
+// the id may be one of them, handed to a client before its batch
+// committed. What was queued is noted before the first read: noted after
+// it, a batch committed between the two would leave the miss standing.
+func ReadYourWrites[T, R any](q *Queue[T], read func() (R, error)) (R, error) {
+	q.mu.Lock()
+	queued, pending := q.enqueued, q.enqueued > q.committed
+	q.mu.Unlock()
+	r, err := read()
+	if !pending || !errors.Is(err, ErrNotFound) {
+		return r, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), readYourWrites)
 	defer cancel()
 	// Whether or not the wait completed, one more read costs little.
-	_ = q.Sync(ctx)
-	return true
+	_ = q.waitCommitted(ctx, queued)
+	return read()
 }
 
 // Closing is closed when Close begins.

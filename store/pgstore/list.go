@@ -177,11 +177,7 @@ func (s *Store) GetPrompt(id string) (*store.Prompt, error) {
 		defer cancel()
 		return s.getPrompt(ctx, id)
 	}
-	p, err := get()
-	if errors.Is(err, store.ErrNotFound) && s.q.AwaitQueued() {
-		return get()
-	}
-	return p, err
+	return store.ReadYourWrites(s.q, get)
 }
 
 func (s *Store) getPrompt(ctx context.Context, id string) (*store.Prompt, error) {
@@ -199,11 +195,7 @@ func (s *Store) getPrompt(ctx context.Context, id string) (*store.Prompt, error)
 // store.FollowChain. An id whose record is queued is read once it is
 // written.
 func (s *Store) Chain(id string) ([]*store.Prompt, error) {
-	chain, err := s.chain(id)
-	if errors.Is(err, store.ErrNotFound) && s.q.AwaitQueued() {
-		return s.chain(id)
-	}
-	return chain, err
+	return store.ReadYourWrites(s.q, func() ([]*store.Prompt, error) { return s.chain(id) })
 }
 
 func (s *Store) chain(id string) ([]*store.Prompt, error) {
