@@ -115,8 +115,9 @@ type Config struct {
 	// detected. Default: the threshold chosen on cross-validated
 	// predictions when the model was trained (Model.Threshold), with which
 	// a detection that rests on word evidence alone must also reach 0.5
-	// (minWordEvidence). A threshold set here, or a kind's below, applies
-	// to every detection of that kind as it is.
+	// (minWordEvidence), and one whose only rule evidence is a persona cue
+	// 0.6 (minPersonaEvidence). A threshold set here, or a kind's below,
+	// applies to every detection of that kind as it is.
 	Threshold float64 `json:"threshold,omitempty"`
 	// ScanDecoded screens the payloads the text decodes (base64, hex, URL,
 	// rot13), recursively, and reports a detection inside one at the
@@ -309,7 +310,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 	}
 	v := verdict{prob: sigmoid(ws.margin), payload: payload}
 	v.fam, v.hasFam, v.kind = s.model.kindOf(ws, z)
-	v.decision = decisionScore(v.prob, wordEvidenceOnly(ws, v.kind, followUp), followUp, s.kindWordFloor[v.kind])
+	v.decision = decisionScore(v.prob, wordEvidenceOnly(ws, v.kind, followUp), followUp, s.wordFloor(v.kind, ws.fams))
 	if payload == glossPayload && v.kind == KindPlanted {
 		// A gloss maps every form of a verb to the one English form
 		// that commands ("ignora" and "ignoró" are both "ignore"), so
@@ -445,6 +446,32 @@ func (s *Scanner) screenDecision(ctx context.Context, t *scanner.Target) (float6
 // Cross-validation scores a text by its decision score (verdict.decision),
 // so the threshold is chosen for the detections the floor leaves.
 const minWordEvidence = 0.5
+
+// minPersonaEvidence is the least probability at which a detection whose
+// only rule evidence is a persona cue ("pretend to be", "from now on you
+// are", "stay in character", beside bare mentions) counts, with the
+// model's own threshold. A persona switch is how most role-play starts
+// ("Pretend you're a barista on a rainy morning. Stay in character"); a
+// jailbreak needs more than one, and the rules that find the rest (an
+// override, restrictions lifted, a jailbreak persona's name) make its
+// window a rule window, which this floor leaves alone. Measured on the
+// model of 2026-11-26: role-play requests flagged on the read and
+// decision sets 7 fewer (of 10, 4 of them in everyday_roleplay4's 8),
+// attacks caught 5 fewer (1 of 90 in English, 4 persona hijacks in other
+// languages), cross-validated recall at 1% 0.909 -> 0.906 on the shipped
+// order with the same threshold; 0.55 removed 3 and 1, 0.65 10 and 7.
+const minPersonaEvidence = 0.6
+
+// wordFloor is the least probability of a detection of kind resting on
+// the rule families fams of its window, where it rests on word evidence
+// (wordEvidenceOnly).
+func (s *Scanner) wordFloor(kind string, fams uint32) float64 {
+	f := s.kindWordFloor[kind]
+	if f > 0 && sizeRow(fams) == rowPersona {
+		return max(f, minPersonaEvidence)
+	}
+	return f
+}
 
 // wordEvidenceOnly reports whether a detection of kind rests on the
 // model's word evidence alone, in the user's own request: no rule explains

@@ -15,7 +15,10 @@ import (
 // gloss, after it and after its English word order (13, 26 and 28 of 90
 // caught). The others were read to build the gloss. The bounds are
 // ratchets at the counts of the model and word lists of 2026-11-26 (before
-// the gloss, ml10's were 13 of 90 and 6 of 120).
+// the gloss, ml10's were 13 of 90 and 6 of 120). The floor for windows
+// whose only rule evidence is a persona cue (minPersonaEvidence) lowered
+// them by one attack on ml3, ml5, ml7 and ml9 and one everyday request on
+// ml6.
 func TestOtherLanguages(t *testing.T) {
 	for _, c := range []struct {
 		set                  string
@@ -24,13 +27,13 @@ func TestOtherLanguages(t *testing.T) {
 	}{
 		{"ml1", 150, 55, 200, 11},
 		{"ml2", 150, 36, 200, 3},
-		{"ml3", 90, 28, 120, 11},
+		{"ml3", 90, 27, 120, 11},
 		{"ml4", 120, 37, 300, 6},
-		{"ml5", 120, 28, 300, 1},
-		{"ml6", 120, 19, 300, 6},
-		{"ml7", 120, 22, 300, 2},
+		{"ml5", 120, 27, 300, 1},
+		{"ml6", 120, 19, 300, 5},
+		{"ml7", 120, 21, 300, 2},
 		{"ml8", 120, 21, 300, 4},
-		{"ml9", 120, 23, 300, 10},
+		{"ml9", 120, 22, 300, 10},
 		{"ml10", 90, 28, 120, 8},
 	} {
 		t.Run(c.set, func(t *testing.T) {

@@ -268,3 +268,39 @@ func TestDecisionScore(t *testing.T) {
 		t.Errorf("word-evidence floor: default %g, with a threshold set %g", def.kindWordFloor[KindHijacking], set.kindWordFloor[KindHijacking])
 	}
 }
+
+// A window whose only rule evidence is a persona cue, with or without bare
+// mentions, is held to minPersonaEvidence with the model's own threshold;
+// any other rule family beside it, or an operator's threshold, lifts that.
+func TestWordFloorPersona(t *testing.T) {
+	def, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := New(Config{JailbreakThreshold: 0.4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	persona := uint32(1 << famPersona)
+	tests := []struct {
+		name string
+		s    *Scanner
+		fams uint32
+		want float64
+	}{
+		{"no rule", def, 0, minWordEvidence},
+		{"persona cue alone", def, persona, minPersonaEvidence},
+		{"persona cue and a mention", def, persona | 1<<famPromptWord, minPersonaEvidence},
+		{"persona cue and reply manipulation", def, persona | 1<<famOutput, minPersonaEvidence},
+		{"persona cue and restrictions lifted", def, persona | 1<<famUnrestricted, minWordEvidence},
+		{"persona cue and an override", def, persona | 1<<famOverride, minWordEvidence},
+		{"operator's threshold", set, persona, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.s.wordFloor(KindJailbreak, tt.fams); got != tt.want {
+				t.Errorf("wordFloor = %g, want %g", got, tt.want)
+			}
+		})
+	}
+}
