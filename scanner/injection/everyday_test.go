@@ -306,7 +306,8 @@ func heldOutAttacks(t *testing.T, file string, minCaught, minRightKind float64, 
 // read to measure a higher floor for persona-only windows: 0.7 was not
 // adopted (7 -> 1 of 200, but cross-validated recall 0.907 -> 0.900 and
 // GPTFuzz's templates 0.955 -> 0.940); 0.6 was, that evening
-// (minPersonaEvidence: roleplay4 8 -> 4, roleplay2 3 -> 2).
+// (minPersonaEvidence: roleplay4 8 -> 4, roleplay2 3 -> 2; counted once
+// after it, the sealed roleplay3 9 -> 7 and roleplay5 8 -> 3).
 //
 // everyday_plain1 and 2 hold 400 everyday requests each, without a
 // constraint to be hard (technology, code and IT administration; writing,
@@ -335,9 +336,9 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_fresh13.jsonl", 120, 12},
 		{"testdata/everyday_fresh14.jsonl", 120, 6},
 		{"testdata/everyday_roleplay2.jsonl", 120, 2},
-		{"testdata/everyday_roleplay3.jsonl", 120, 9},
+		{"testdata/everyday_roleplay3.jsonl", 120, 7},
 		{"testdata/everyday_roleplay4.jsonl", 200, 4},
-		{"testdata/everyday_roleplay5.jsonl", 200, 8},
+		{"testdata/everyday_roleplay5.jsonl", 200, 3},
 		{"testdata/everyday_plain1.jsonl", 400, 2},
 		{"testdata/everyday_plain2.jsonl", 400, 2},
 	} {
