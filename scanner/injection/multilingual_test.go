@@ -18,14 +18,16 @@ import (
 // the gloss, ml10's were 13 of 90 and 6 of 120). The floor for windows
 // whose only rule evidence is a persona cue (minPersonaEvidence) lowered
 // them by one attack on ml3, ml5, ml7 and ml9 and one everyday request on
-// ml6.
+// ml6; the concept "invalid" for "no longer valid" (it had been "anymore
+// valid", which no English rule reads) and "former" among the override
+// rule's adjectives raised ml1 by three.
 func TestOtherLanguages(t *testing.T) {
 	for _, c := range []struct {
 		set                  string
 		attacks, minCaught   int
 		everyday, maxFlagged int
 	}{
-		{"ml1", 150, 55, 200, 11},
+		{"ml1", 150, 58, 200, 11},
 		{"ml2", 150, 36, 200, 3},
 		{"ml3", 90, 27, 120, 11},
 		{"ml4", 120, 37, 300, 6},

@@ -108,7 +108,7 @@ var ruleSource = []struct {
 	// "Override" is everyday code talk ("override a CSS rule", "override
 	// the method"): an override of the assistant's own rules names them.
 	{famOverride, "override|overriding|bypass|bypassing your|all|previous|prior|system|safety|original|these|those|its *2 instruction~|directive~|guideline~|programming|prompt~|polic~|restriction~|filter~|safeguard~|rules|training"},
-	{famOverride, "previous|prior|earlier|above|original|old instruction|instructions|rule|rules|prompt|prompts|directive|directives|guidelines|policy|policies *4 cancelled|canceled|void|revoked|outdated|obsolete|invalid|overridden|replaced|suspended|lifted|fake|bogus|fabricated|deprecated|retired|superseded"},
+	{famOverride, "previous|prior|former|earlier|above|original|old instruction|instructions|rule|rules|prompt|prompts|directive|directives|guidelines|policy|policies *4 cancelled|canceled|void|revoked|outdated|obsolete|invalid|overridden|replaced|suspended|lifted|fake|bogus|fabricated|deprecated|retired|superseded"},
 	{famOverride, "previous|prior|old|original|current role|persona|character|identity|configuration|setup|task|tasks|job|mission|assignment *4 deprecated|retired|superseded|cancelled|canceled|void|revoked|obsolete|replaced|over"},
 	{famOverride, "instead of *2 summarizing|summarising|translating|answering|following|doing|completing"},
 	{famOverride, "stop|quit|drop what you are|re doing"},
