@@ -153,7 +153,15 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 					if utf8.RuneCountInString(form) < 2 {
 						return nil, fmt.Errorf("injection: %s:%d: form %q: a form without spaces needs two letters", name, i+1, form)
 					}
-					lf.subs[form] = concept
+					// Looked for in folded text, so spelt as the fold
+					// spells it: NFKC splits Thai's sara am (U+0E33)
+					// into nikhahit and sara aa, so "คำสั่ง" is found as
+					// "คําสั่ง".
+					fw, err := foldWord(form)
+					if err != nil {
+						return nil, fmt.Errorf("injection: %s:%d: %w", name, i+1, err)
+					}
+					lf.subs[fw] = concept
 					continue
 				}
 				if stem {
@@ -643,13 +651,20 @@ const englishShare = 5
 // judged non-English: a short text is too little to tell.
 const minGlossWords = 3
 
-// looksEnglish reports whether the words toks (from the walk) of a folded
-// text are English by their function words. It stops as soon as it can
-// tell, so an English text costs a few lookups. (scanner/language's Detect
-// names the language, but at about 5 µs a text; every English prompt
-// would pay that here for nothing.)
-func looksEnglish(toks []token) bool {
+// looksEnglish reports whether the words toks (from the walk) of the
+// folded text s are English by their function words. It stops as soon as
+// it can tell, so an English text costs a few lookups. (scanner/language's
+// Detect names the language, but at about 5 µs a text; every English
+// prompt would pay that here for nothing.)
+func looksEnglish(s string, toks []token) bool {
 	if len(toks) < minGlossWords {
+		// Thai puts no spaces between words, so a sentence of it is one
+		// or two words to the walk: too few to tell, but not English.
+		for _, t := range toks {
+			if r, _ := utf8.DecodeRuneInString(s[t.start:]); unicode.Is(unicode.Thai, r) {
+				return false
+			}
+		}
 		return true
 	}
 	en := 0
@@ -671,7 +686,7 @@ const glossPayload = "gloss"
 // the content (z, in bytes of the folded text), look English by their
 // words toks: a question in English about a pasted e-mail in Spanish is
 // glossed for the e-mail.
-func zonesLookEnglish(toks []token, z zone) bool {
+func zonesLookEnglish(s string, toks []token, z zone) bool {
 	k := sort.Search(len(toks), func(i int) bool { return int(toks[i].start) >= z.from })
-	return looksEnglish(toks[:k]) && looksEnglish(toks[k:])
+	return looksEnglish(s, toks[:k]) && looksEnglish(s, toks[k:])
 }

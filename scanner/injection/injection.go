@@ -303,7 +303,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 	ws := s.model.score(view.S, z, s.window, sc)
 	// Whether to gloss is decided on this text's words, before the
 	// payloads below reuse the scratch; a gloss is never glossed again.
-	glossIt := payload == "" && !zonesLookEnglish(sc.out.toks, z)
+	glossIt := payload == "" && !zonesLookEnglish(view.S, sc.out.toks, z)
 	if glossIt {
 		// The gloss reuses the walk's words and hashes.
 		sc.gloss.walked = append(sc.gloss.walked[:0], sc.out.toks...)

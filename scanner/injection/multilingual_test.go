@@ -20,7 +20,10 @@ import (
 // them by one attack on ml3, ml5, ml7 and ml9 and one everyday request on
 // ml6; the concept "invalid" for "no longer valid" (it had been "anymore
 // valid", which no English rule reads) and "former" among the override
-// rule's adjectives raised ml1 by three.
+// rule's adjectives raised ml1 by three; word lists for Greek, Tagalog,
+// Swahili and Thai (and Thai's forms spelt as the fold spells them) raised
+// ml2 by 13 attacks and 1 everyday request, ml8 by 9 and 1, ml9 by 5 and
+// ml3 by 1 attack.
 func TestOtherLanguages(t *testing.T) {
 	for _, c := range []struct {
 		set                  string
@@ -28,14 +31,14 @@ func TestOtherLanguages(t *testing.T) {
 		everyday, maxFlagged int
 	}{
 		{"ml1", 150, 58, 200, 11},
-		{"ml2", 150, 36, 200, 3},
-		{"ml3", 90, 27, 120, 11},
+		{"ml2", 150, 49, 200, 4},
+		{"ml3", 90, 28, 120, 11},
 		{"ml4", 120, 37, 300, 6},
 		{"ml5", 120, 27, 300, 1},
 		{"ml6", 120, 19, 300, 5},
 		{"ml7", 120, 21, 300, 2},
-		{"ml8", 120, 21, 300, 4},
-		{"ml9", 120, 22, 300, 10},
+		{"ml8", 120, 30, 300, 5},
+		{"ml9", 120, 27, 300, 10},
 		{"ml10", 90, 28, 120, 8},
 	} {
 		t.Run(c.set, func(t *testing.T) {
