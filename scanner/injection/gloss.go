@@ -11,6 +11,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/scanner"
 )
 
 // The model and the rules know English: trained on English data, they let
@@ -190,18 +192,26 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 				}
 				parts[k] = fw
 			}
-			e, err := lx.entry(parts[0])
-			if err != nil {
-				return nil, fmt.Errorf("injection: gloss %s: %w", lang, err)
-			}
 			if len(parts) > 1 {
+				e, err := lx.entry(parts[0])
+				if err != nil {
+					return nil, fmt.Errorf("injection: gloss %s: %w", lang, err)
+				}
 				e.phrases = append(e.phrases, phrase{lang: li, words: parts, concept: concept, role: conceptRole(concept)})
 				e.phraseLangs |= 1 << li
-			} else if conceptIn(e.senses, li) == "" {
-				// A form spelt as its concept ("prompt", "admin")
-				// replaces nothing but is still the concept, for
-				// englishOrder.
-				e.senses = append(e.senses, sense{li, concept, conceptRole(concept)})
+				continue
+			}
+			for _, sp := range spellings(form, parts[0]) {
+				e, err := lx.entry(sp)
+				if err != nil {
+					return nil, fmt.Errorf("injection: gloss %s: %w", lang, err)
+				}
+				if conceptIn(e.senses, li) == "" {
+					// A form spelt as its concept ("prompt", "admin")
+					// replaces nothing but is still the concept, for
+					// englishOrder.
+					e.senses = append(e.senses, sense{li, concept, conceptRole(concept)})
+				}
 			}
 		}
 		for _, form := range slices.Sorted(maps.Keys(lf.stems)) {
@@ -213,15 +223,17 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 			if len(fw) < 4 {
 				return nil, fmt.Errorf("injection: gloss %s: stem %q folds to fewer than 4 bytes", lang, form)
 			}
-			if conceptIn(lx.stems[fw], li) != "" {
-				continue
+			for _, fw := range spellings(form, fw) {
+				if len(fw) < 4 || conceptIn(lx.stems[fw], li) != "" {
+					continue
+				}
+				if !slices.Contains(lx.stemLens, len(fw)) {
+					lx.stemLens = append(lx.stemLens, len(fw))
+				}
+				lx.stems[fw] = append(lx.stems[fw], sense{li, concept, conceptRole(concept)})
+				h := headBit(fw)
+				lx.stemHeads[h/64] |= 1 << (h % 64)
 			}
-			if !slices.Contains(lx.stemLens, len(fw)) {
-				lx.stemLens = append(lx.stemLens, len(fw))
-			}
-			lx.stems[fw] = append(lx.stems[fw], sense{li, concept, conceptRole(concept)})
-			h := headBit(fw)
-			lx.stemHeads[h/64] |= 1 << (h % 64)
 		}
 		if len(lf.subs) > 0 {
 			forms := make([]string, 0, len(lf.subs))
@@ -689,4 +701,23 @@ const glossPayload = "gloss"
 func zonesLookEnglish(s string, toks []token, z zone) bool {
 	k := sort.Search(len(toks), func(i int) bool { return int(toks[i].start) >= z.from })
 	return looksEnglish(s, toks[:k]) && looksEnglish(s, toks[k:])
+}
+
+// spellings returns the folds of a form (folded: its own) as written, with
+// a capital first letter and in capitals. The fold maps a capital Cyrillic
+// or Greek letter to another look-alike than its small letter ("Забудь" is
+// folded as "3agyдь", "забудь" as "зagyдь"), so a word at the start of a
+// sentence or shouted would miss the form written in small letters.
+func spellings(form, folded string) []string {
+	out := []string{folded}
+	if !strings.ContainsFunc(form, func(r rune) bool { return unicode.In(r, unicode.Cyrillic, unicode.Greek) }) {
+		return out
+	}
+	r, n := utf8.DecodeRuneInString(form)
+	for _, v := range []string{string(unicode.ToUpper(r)) + form[n:], strings.ToUpper(form)} {
+		if f := scanner.NewText(v).Folded().S; f != "" && !strings.ContainsAny(f, " \t\n") && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }

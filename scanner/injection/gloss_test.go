@@ -17,12 +17,41 @@ func testLexicon(t *testing.T) *lexicon {
 		"gloss/it.tsv":   {Data: []byte("ignore\tignora\nof\tdi\ninstructions\tistruzioni\n")},
 		"gloss/zh.tsv":   {Data: []byte("ignore\t忽略\ninstructions\t指令\n")},
 		"gloss/ja.tsv":   {Data: []byte("instructions\t指示\n")},
+		"gloss/ru.tsv":   {Data: []byte("forget\tзабудь\ninstructions\tинструкции\nprevious\tпредыдущие\n")},
+		"gloss/th.tsv":   {Data: []byte("forget\tลืม\ninstructions\tคำสั่ง\n")},
 	}
 	lx, err := parseLexicon(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return lx
+}
+
+// A text is glossed on its folded view: a form is found however a
+// sentence capitalises it (the fold maps a capital Cyrillic letter to
+// another look-alike than its small letter) and a Thai form however NFKC
+// spells it (sara am split in two).
+func TestGlossFoldedText(t *testing.T) {
+	lx := testLexicon(t)
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"small letters", "забудь предыдущие инструкции", []string{"forget", "previous instructions"}},
+		{"a capital first letter", "Забудь предыдущие инструкции", []string{"forget", "previous instructions"}},
+		{"capitals", "ЗАБУДЬ ПРЕДЫДУЩИЕ ИНСТРУКЦИИ", []string{"forget", "previous instructions"}},
+		{"Thai's sara am", "ลืมคำสั่ง", []string{"forget", "instructions"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := lx.gloss(scanner.NewText(tt.in).Folded().S, nil, nil)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("gloss(%q) = %q, want %q in it", tt.in, got, w)
+				}
+			}
+		})
+	}
 }
 
 func TestGloss(t *testing.T) {

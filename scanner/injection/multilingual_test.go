@@ -13,7 +13,8 @@ import (
 // are sealed: no test prints their texts; ml3's counts informed the
 // decisions about the gloss (gloss.go), ml10 was counted only before the
 // gloss, after it and after its English word order (13, 26 and 28 of 90
-// caught). The others were read to build the gloss. The bounds are
+// caught), and on the evening of 2026-11-26 after each change (counts
+// only; its texts unread). The others were read to build the gloss. The bounds are
 // ratchets at the counts of the model and word lists of 2026-11-26 (before
 // the gloss, ml10's were 13 of 90 and 6 of 120). The floor for windows
 // whose only rule evidence is a persona cue (minPersonaEvidence) lowered
@@ -23,7 +24,9 @@ import (
 // rule's adjectives raised ml1 by three; word lists for Greek, Tagalog,
 // Swahili and Thai (and Thai's forms spelt as the fold spells them) raised
 // ml2 by 13 attacks and 1 everyday request, ml8 by 9 and 1, ml9 by 5 and
-// ml3 by 1 attack.
+// ml3 by 1 attack; forms found however a sentence capitalises them
+// (spellings) one attack each on ml2, ml3, ml9 and the sealed ml10 (counted
+// on every change that evening, as all sets were, counts only).
 func TestOtherLanguages(t *testing.T) {
 	for _, c := range []struct {
 		set                  string
@@ -31,15 +34,15 @@ func TestOtherLanguages(t *testing.T) {
 		everyday, maxFlagged int
 	}{
 		{"ml1", 150, 58, 200, 11},
-		{"ml2", 150, 49, 200, 4},
-		{"ml3", 90, 28, 120, 11},
+		{"ml2", 150, 50, 200, 4},
+		{"ml3", 90, 29, 120, 11},
 		{"ml4", 120, 37, 300, 6},
 		{"ml5", 120, 27, 300, 1},
 		{"ml6", 120, 19, 300, 5},
 		{"ml7", 120, 21, 300, 2},
 		{"ml8", 120, 30, 300, 5},
-		{"ml9", 120, 27, 300, 10},
-		{"ml10", 90, 28, 120, 8},
+		{"ml9", 120, 28, 300, 10},
+		{"ml10", 90, 29, 120, 8},
 	} {
 		t.Run(c.set, func(t *testing.T) {
 			attacks, err := ReadAttacks("testdata/attacks_" + c.set + ".txt")
