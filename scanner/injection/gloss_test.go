@@ -2,6 +2,7 @@ package injection
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -160,6 +161,35 @@ func TestGlossCatchesOtherLanguages(t *testing.T) {
 		}
 		if res.Detected != tt.want || strings.Contains(res.Reason, "gloss") != tt.wantGloss {
 			t.Errorf("%q: detected %v (%s), want %v, on the gloss %v", tt.text, res.Detected, res.Reason, tt.want, tt.wantGloss)
+		}
+	}
+}
+
+// The entry table finds every word stored and nothing else, whatever the
+// hashes: equal slots probe on, and hashes 0 and 1, stored alike, are told
+// apart by their forms.
+func TestEntryTable(t *testing.T) {
+	m := map[uint64]*wordEntry{}
+	for i := range 1000 {
+		w := fmt.Sprintf("w%d", i)
+		m[fnv64(w)] = &wordEntry{form: w}
+	}
+	m[0], m[1] = &wordEntry{form: "zero"}, &wordEntry{form: "one"}
+	tab := newEntryTable(m)
+	if n := len(tab.keys); n < 2*len(m) {
+		t.Errorf("%d slots for %d entries", n, len(m))
+	}
+	for h, e := range m {
+		if got := tab.get(e.form, h); got != e {
+			t.Errorf("get(%q, %d) = %v, want the entry", e.form, h, got)
+		}
+	}
+	for _, tt := range []struct {
+		w string
+		h uint64
+	}{{"w1000", fnv64("w1000")}, {"w1", fnv64("w2")}, {"zero", fnv64("zero")}} {
+		if got := tab.get(tt.w, tt.h); got != nil {
+			t.Errorf("get(%q, %d) = %v, want nil", tt.w, tt.h, got.form)
 		}
 	}
 }
