@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/promptwall/promptwall/internal/raceflag"
 	"github.com/promptwall/promptwall/scanner"
 	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
@@ -238,7 +239,7 @@ func TestConcurrentScan(t *testing.T) {
 }
 
 func TestCleanPromptDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
+	if raceflag.Enabled {
 		t.Skip("allocation counts are not meaningful under -race")
 	}
 	s, err := New(Config{})
