@@ -99,12 +99,7 @@ func (f *refFolder) run() {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(src[i:])
-		l := unicode.ToLower(r)
-		k := len(f.buf)
-		f.buf = utf8.AppendRune(f.buf, l)
-		for ; k < len(f.buf); k++ {
-			f.origin = append(f.origin, f.at(i))
-		}
+		f.appendRune(unicode.ToLower(r), i, n)
 		i += n
 	}
 }
@@ -173,11 +168,22 @@ func (f *refFolder) lowerRune(i, n int) {
 		f.emit(c, i)
 		return
 	}
-	r, _ := utf8.DecodeRuneInString(f.src[i:])
+	r, n := utf8.DecodeRuneInString(f.src[i:])
+	f.appendRune(unicode.ToLower(r), i, n)
+}
+
+// appendRune appends r, the fold of the character of n bytes at src[i]:
+// byte for byte where it folds to as many bytes, every byte to the
+// character's start where not.
+func (f *refFolder) appendRune(r rune, i, n int) {
 	k := len(f.buf)
-	f.buf = utf8.AppendRune(f.buf, unicode.ToLower(r))
-	for ; k < len(f.buf); k++ {
-		f.origin = append(f.origin, f.at(i))
+	f.buf = utf8.AppendRune(f.buf, r)
+	for j := 0; k < len(f.buf); k, j = k+1, j+1 {
+		if utf8.RuneLen(r) == n {
+			f.origin = append(f.origin, f.at(i+j))
+		} else {
+			f.origin = append(f.origin, f.at(i))
+		}
 	}
 }
 

@@ -582,9 +582,8 @@ func (f *folder) shiftTo(i, n int) {
 }
 
 // densify turns a sparse map into a dense one, at the first character
-// that folds to other bytes than its own in a text whose Canonical view
-// is the identity (ASCII text never needs it; text in other scripts
-// does).
+// that folds to a different number of bytes in a text whose Canonical view
+// is the identity (rare: ASCII and most accented prose never need it).
 func (f *folder) densify() {
 	if !f.sparse {
 		return
@@ -700,7 +699,7 @@ func (f *folder) run() {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(src[i:])
-		f.appendRune(unicode.ToLower(r), i)
+		f.appendRune(unicode.ToLower(r), i, n)
 		i += n
 	}
 }
@@ -780,8 +779,23 @@ func (f *folder) plainBlocks(i int) int {
 	return i
 }
 
-// appendRune appends r, every byte of it mapped to the character at src[i].
-func (f *folder) appendRune(r rune, i int) {
+// appendRune appends r, the fold of the character of n bytes at src[i]. A
+// character that folds to as many bytes maps byte for byte, which keeps a
+// sparse map sparse: accented prose ("migración") stays on the eight-byte
+// path. One that changes length ("İ" to "i̇") maps every byte to the
+// character's start.
+func (f *folder) appendRune(r rune, i, n int) {
+	if utf8.RuneLen(r) == n {
+		if f.sparse {
+			f.shiftTo(i, len(f.buf))
+		} else {
+			for j := range n {
+				f.origin = append(f.origin, f.at(i+j))
+			}
+		}
+		f.buf = utf8.AppendRune(f.buf, r)
+		return
+	}
 	f.densify()
 	k := len(f.buf)
 	f.buf = utf8.AppendRune(f.buf, r)
@@ -864,8 +878,8 @@ func (f *folder) lowerRune(i, n int) {
 		f.emit(c, i)
 		return
 	}
-	r, _ := utf8.DecodeRuneInString(f.src[i:])
-	f.appendRune(unicode.ToLower(r), i)
+	r, n := utf8.DecodeRuneInString(f.src[i:])
+	f.appendRune(unicode.ToLower(r), i, n)
 }
 
 func isChainSep(c byte) bool { return c == ' ' || c == '.' || c == '-' || c == '_' }
