@@ -156,9 +156,54 @@ func foldConfusable(r rune) (string, bool) {
 // character is a normalisation boundary, so cutting there cannot change the
 // result.
 func canonicalize(s string) (View, []Match) {
-	if len(s) > maxViewLen || isASCII(s) {
+	if len(s) > maxViewLen || isASCII(s) || alreadyCanonical(s) {
 		return View{S: s}, nil
 	}
+	return buildCanonical(s)
+}
+
+// alreadyCanonical reports whether the Canonical view of s is s itself, as
+// buildCanonical would find after copying it: every stretch buildCanonical
+// normalises (the non-ASCII runs and the ASCII character before each) is
+// valid UTF-8 already in NFKC, with no invisible character and no
+// look-alike to fold. Most text in scripts without Latin look-alikes is, and
+// this check reads it without writing a copy and a map of it.
+func alreadyCanonical(s string) bool {
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] < utf8.RuneSelf {
+			j++
+		}
+		if j == len(s) {
+			return true
+		}
+		a := max(j-1, i)
+		k := j + 1
+		for k < len(s) && s[k] >= utf8.RuneSelf {
+			k++
+		}
+		sub := s[a:k]
+		if norm.NFKC.QuickSpanString(sub) != len(sub) {
+			return false
+		}
+		for off := 0; off < len(sub); {
+			r, n := utf8.DecodeRuneInString(sub[off:])
+			if r == utf8.RuneError && n == 1 || ClassifyInvisible(r) != Visible {
+				return false
+			}
+			if _, ok := foldConfusable(r); ok && r >= utf8.RuneSelf {
+				return false
+			}
+			off += n
+		}
+		i = k
+	}
+	return true
+}
+
+// buildCanonical computes the Canonical view of s (non-ASCII) by copying
+// it through the normaliser.
+func buildCanonical(s string) (View, []Match) {
 	grow := len(s) + len(s)/8 + 8
 	sc, _ := canonPool.Get().(*canonScratch)
 	if sc == nil {

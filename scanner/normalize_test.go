@@ -205,6 +205,28 @@ func TestTextCanonicalIdentity(t *testing.T) {
 	}
 }
 
+// alreadyCanonical says a text is canonical only where building its
+// Canonical view would give the text itself, with nothing reported: checked
+// on real traffic in several scripts and on the awkward cases above.
+func TestAlreadyCanonicalMatchesBuild(t *testing.T) {
+	texts := append(trafficTexts(t), foldCases...)
+	texts = append(texts, "é\u0301", "a\u200bb é", "\xffé", "ﬁle é", "Ａé", "\x00é", "\té", "ok é\u00a0x")
+	canonical := 0
+	for _, s := range texts {
+		if isASCII(s) || !alreadyCanonical(s) {
+			continue
+		}
+		canonical++
+		if v, inv := buildCanonical(s); v.S != s || len(inv) != 0 {
+			t.Errorf("alreadyCanonical(%.60q) but the built view is %.60q with %d reports", s, v.S, len(inv))
+		}
+	}
+	if canonical == 0 {
+		t.Fatal("no text was found already canonical")
+	}
+	t.Logf("%d of %d texts already canonical", canonical, len(texts))
+}
+
 func TestConfusableTable(t *testing.T) {
 	for i := 1; i < len(confusables); i++ {
 		if confusables[i-1].from >= confusables[i].from {
