@@ -8,6 +8,7 @@ import (
 
 	"github.com/promptwall/promptwall/internal/cputime"
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 // The engine's latency targets are stated for the default endpoint config:
@@ -20,7 +21,7 @@ import (
 // with numbers, a list and a little code, the mix a coding or office
 // assistant sees. Nothing in it should be detected.
 func prompt(n int) string {
-	return repeatParas(n, []string{
+	return scannertest.Fill(strings.Join([]string{
 		"I am preparing the quarterly report for our team and need help structuring it. " +
 			"The revenue grew 12% compared with the previous quarter, mostly because two large customers renewed early. " +
 			"Costs went up as well: we hired three engineers and moved the build servers to a new data centre.\n\n",
@@ -33,14 +34,14 @@ func prompt(n int) string {
 		"Please keep the tone friendly but professional, use short paragraphs, and suggest a title. " +
 			"The audience is the whole company, so avoid internal jargon and explain acronyms the first time they appear. " +
 			"If something in my notes is unclear, ask me before making assumptions.\n\n",
-	})
+	}, ""), n)
 }
 
 // promptOtherLanguage returns about n bytes of the same prompt in Spanish:
 // a prompt in another language than English is also judged on its English
 // gloss by prompt_injection, which costs more than an English one.
 func promptOtherLanguage(n int) string {
-	return repeatParas(n, []string{
+	return scannertest.Fill(strings.Join([]string{
 		"Estoy preparando el informe trimestral de nuestro equipo y necesito ayuda para estructurarlo. " +
 			"Los ingresos crecieron un 12% respecto al trimestre anterior, sobre todo porque dos grandes clientes renovaron antes de tiempo. " +
 			"Los costes también subieron: contratamos a tres ingenieros y trasladamos los servidores de compilación a un nuevo centro de datos.\n\n",
@@ -53,17 +54,7 @@ func promptOtherLanguage(n int) string {
 		"Mantén un tono cercano pero profesional, usa párrafos cortos y sugiere un título. " +
 			"El público es toda la empresa, así que evita la jerga interna y explica las siglas la primera vez que aparezcan. " +
 			"Si algo de mis notas no está claro, pregúntame antes de suponer nada.\n\n",
-	})
-}
-
-// repeatParas repeats paras in turn up to n bytes, cut at a character's
-// end.
-func repeatParas(n int, paras []string) string {
-	var b strings.Builder
-	for i := 0; b.Len() < n; i++ {
-		b.WriteString(paras[i%len(paras)])
-	}
-	return strings.ToValidUTF8(b.String()[:n], "")
+	}, ""), n)
 }
 
 func newPipeline(b *testing.B, opts scanner.Options) *scanner.Pipeline {

@@ -2,15 +2,15 @@ package injection
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/promptwall/promptwall/scanner"
+	"github.com/promptwall/promptwall/scanner/internal/scannertest"
 )
 
 // cleanText returns about n bytes of ordinary prose.
 func cleanText(n int) string {
-	return repeatTo("Our team met on Tuesday to review the roadmap for the next quarter. "+
+	return scannertest.Fill("Our team met on Tuesday to review the roadmap for the next quarter. "+
 		"We agreed to prioritise the billing migration, because the old system is expensive to run "+
 		"and two customers asked for invoices in their own currency. Maria will draft the plan, "+
 		"and we will discuss the estimates at the planning session next week. ", n)
@@ -19,19 +19,10 @@ func cleanText(n int) string {
 // otherLanguageText returns about n bytes of ordinary Spanish prose, which
 // the scanner also judges on its English gloss.
 func otherLanguageText(n int) string {
-	return repeatTo("Nuestro equipo se reunió el martes para revisar el plan del próximo trimestre. "+
+	return scannertest.Fill("Nuestro equipo se reunió el martes para revisar el plan del próximo trimestre. "+
 		"Acordamos dar prioridad a la migración de facturación, porque el sistema antiguo es caro "+
 		"y dos clientes pidieron facturas en su propia moneda. María escribirá el plan y "+
 		"hablaremos de las estimaciones en la reunión de la semana que viene. ", n)
-}
-
-// repeatTo repeats para up to n bytes, cut at a character's end.
-func repeatTo(para string, n int) string {
-	var b strings.Builder
-	for b.Len() < n {
-		b.WriteString(para)
-	}
-	return strings.ToValidUTF8(b.String()[:n], "")
 }
 
 func benchmarkScan(b *testing.B, n int) { benchmarkScanText(b, cleanText(n)) }

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/promptwall/promptwall/scanner"
 )
 
 // The model and the rules know English: trained on English data, they let
@@ -123,10 +121,6 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := len(names); n > 2*64 {
-		// A language is a bit of wordEntry.phraseLangs.
-		return nil, fmt.Errorf("injection: %d word lists, more than two for each of 64 languages", n)
-	}
 	sort.Strings(names)
 	type langForms struct {
 		words, stems, subs map[string]string
@@ -178,6 +172,10 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 				lf.words[form] = concept
 			}
 		}
+	}
+	if n := len(lx.langs); n > 64 {
+		// A language is a bit of wordEntry.phraseLangs.
+		return nil, fmt.Errorf("injection: word lists of %d languages, more than 64", n)
 	}
 	// Forms are added in sorted order, and of two forms of a language that
 	// fold alike the first keeps its concept: a gloss must not depend on
@@ -278,12 +276,6 @@ func (lx *lexicon) entry(w string) (*wordEntry, error) {
 		return nil, fmt.Errorf("forms %q and %q have the same hash", e.form, w)
 	}
 	return e, nil
-}
-
-// lookup returns the entry of the folded word w of hash h (fnv64), nil
-// if the lists do not have it.
-func (lx *lexicon) lookup(w string, h uint64) *wordEntry {
-	return lx.table.get(w, h)
 }
 
 // entryTable is a hash table of entries by word hash with open addressing
@@ -464,7 +456,7 @@ func (lx *lexicon) gloss(s string, toks []token, gs *glossScratch) string {
 	entries := gs.entries
 	for i, t := range toks {
 		w := s[t.start:t.end]
-		entries[i] = lx.lookup(w, t.hash)
+		entries[i] = lx.table.get(w, t.hash)
 		senses[i] = lx.senses(w, entries[i])
 		for _, sn := range senses[i] {
 			votes[sn.lang]++
@@ -548,20 +540,22 @@ const (
 // conceptRole returns the roles of a concept.
 func conceptRole(concept string) role {
 	var r role
-	for _, c := range []struct {
-		words map[string]bool
-		role  role
-	}{
-		{operatorNouns, roleOperatorNoun},
-		{ownerNouns, roleOwnerNoun},
-		{postAdjectives, rolePostAdjective},
-		{wordSet("system"), roleSystem},
-		{wordSet("of"), roleOf},
-		{wordSet("the"), roleThe},
-	} {
-		if c.words[concept] {
-			r |= c.role
-		}
+	if operatorNouns[concept] {
+		r |= roleOperatorNoun
+	}
+	if ownerNouns[concept] {
+		r |= roleOwnerNoun
+	}
+	if postAdjectives[concept] {
+		r |= rolePostAdjective
+	}
+	switch concept {
+	case "system":
+		r |= roleSystem
+	case "of":
+		r |= roleOf
+	case "the":
+		r |= roleThe
 	}
 	return r
 }
@@ -761,7 +755,7 @@ func spellings(form, folded string) []string {
 	}
 	r, n := utf8.DecodeRuneInString(form)
 	for _, v := range []string{string(unicode.ToUpper(r)) + form[n:], strings.ToUpper(form)} {
-		if f := scanner.NewText(v).Folded().S; f != "" && !strings.ContainsAny(f, " \t\n") && !slices.Contains(out, f) {
+		if f, err := foldWord(v); err == nil && !slices.Contains(out, f) {
 			out = append(out, f)
 		}
 	}

@@ -37,10 +37,11 @@ func UserInput(text string) *scanner.Target {
 // ReportSentence is an everyday request no default detector flags.
 const ReportSentence = "Please summarise the attached quarterly report for the board and list three risks. "
 
-// Fill repeats sentence to exactly n bytes (cutting the last repetition),
-// a prompt of a chosen size for benchmarks.
+// Fill repeats sentence to n bytes (cutting the last repetition, and
+// dropping a character the cut would split), a prompt of a chosen size for
+// benchmarks.
 func Fill(sentence string, n int) string {
-	return strings.Repeat(sentence, n/len(sentence)+1)[:n]
+	return strings.ToValidUTF8(strings.Repeat(sentence, n/len(sentence)+1)[:n], "")
 }
 
 // Prompt2K is a 2 KiB everyday prompt, the size the detectors' speed is
