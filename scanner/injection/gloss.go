@@ -422,6 +422,8 @@ const minGlossed = 2
 // gloss returns the English gloss of the folded text s, or "" when it
 // replaces fewer than minGlossed words. toks are the words of s as the
 // walk found them, with their hashes, or nil to have them found here. The
+// placeholder's words are no words of the text, as in the walk: they
+// neither vote for a language nor are glossed. The
 // text is glossed in one language: the one whose lists know most of its
 // words, so that a word of another language that happens to be spelt
 // alike is left alone.
@@ -439,10 +441,16 @@ func (lx *lexicon) gloss(s string, toks []token, gs *glossScratch) string {
 		// several words; the gloss reads it as one.
 		toks = nil
 	}
-	if toks == nil || strings.Contains(s, placeholder) {
-		// The walk does not make words of the placeholder.
+	if toks == nil {
 		toks = gs.toks[:0]
+		masked := maskedSpans(s)
 		for _, w := range splitWords(s, gs.words[:0]) {
+			for len(masked) > 0 && masked[0][1] <= w[0] {
+				masked = masked[1:]
+			}
+			if len(masked) > 0 && masked[0][0] < w[1] {
+				continue
+			}
 			toks = append(toks, token{start: uint32(w[0]), end: uint32(w[1]), hash: fnv64(s[w[0]:w[1]])})
 		}
 		gs.toks = toks
@@ -473,6 +481,10 @@ func (lx *lexicon) gloss(s string, toks []token, gs *glossScratch) string {
 	}
 	ps := gs.pieces[:0]
 	last := 0
+	// A run of words the lists do not know is one piece: englishOrder
+	// moves concepts only, and a piece without a role stops it alike
+	// whatever it holds. Most words of a text are such words.
+	runFrom := -1
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		p := piece{sep: s[last:t.start], word: s[t.start:t.end]}
@@ -484,6 +496,7 @@ func (lx *lexicon) gloss(s string, toks []token, gs *glossScratch) string {
 				last = int(toks[i+n-1].end)
 				i += n - 1
 				ps = append(ps, p)
+				runFrom = -1
 				continue
 			}
 		}
@@ -492,7 +505,15 @@ func (lx *lexicon) gloss(s string, toks []token, gs *glossScratch) string {
 				replaced++
 			}
 			p.word, p.role = sn.concept, sn.role|roleConcept
+			ps = append(ps, p)
+			runFrom = -1
+			continue
 		}
+		if runFrom >= 0 {
+			ps[len(ps)-1].word = s[runFrom:t.end]
+			continue
+		}
+		runFrom = int(t.start)
 		ps = append(ps, p)
 	}
 	gs.pieces = ps
@@ -508,6 +529,20 @@ func (lx *lexicon) gloss(s string, toks []token, gs *glossScratch) string {
 	b = append(b, s[last:]...)
 	gs.buf = b
 	return string(b)
+}
+
+// maskedSpans returns the byte ranges of the placeholders in s, in order.
+func maskedSpans(s string) [][2]int {
+	var spans [][2]int
+	for at := 0; ; {
+		i := strings.Index(s[at:], placeholder)
+		if i < 0 {
+			return spans
+		}
+		at += i
+		spans = append(spans, [2]int{at, at + len(placeholder)})
+		at += len(placeholder)
+	}
 }
 
 // piece is a word of a gloss and the separator before it; role says
