@@ -27,7 +27,9 @@ import (
 // ml3 by 1 attack; forms found however a sentence capitalises them
 // (spellings) one attack each on ml2, ml3, ml9 and the sealed ml10 (counted
 // on every change that evening, as all sets were, counts only), and
-// Finnish and Hungarian ml9 by 3.
+// Finnish and Hungarian ml9 by 3. Dropping requests described rather than
+// made (described: "never share your password") lowered ml2's everyday
+// requests flagged by one.
 func TestOtherLanguages(t *testing.T) {
 	for _, c := range []struct {
 		set                  string
@@ -35,7 +37,7 @@ func TestOtherLanguages(t *testing.T) {
 		everyday, maxFlagged int
 	}{
 		{"ml1", 150, 58, 200, 11},
-		{"ml2", 150, 50, 200, 4},
+		{"ml2", 150, 50, 200, 3},
 		{"ml3", 90, 29, 120, 11},
 		{"ml4", 120, 37, 300, 6},
 		{"ml5", 120, 27, 300, 1},
