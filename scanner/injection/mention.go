@@ -66,6 +66,10 @@ const contrastReach = 12
 // a model's behaviour.
 var habitVerbs = wordSet("keeps kept starts started starting tends tended begins began stops stopped")
 
+// programPrompts, right before "prompt", name a prompt a program shows a
+// person, not instructions given to a model.
+var programPrompts = wordSet("password passphrase pin login logon sudo uac shell command cmd bash terminal powershell consent confirmation confirm dialog install installer update upgrade mfa 2fa otp")
+
 // authoredVerbs, after "you", make a prompt one the assistant wrote.
 var authoredVerbs = wordSet("wrote written drafted made created generated suggested proposed prepared came")
 
@@ -98,6 +102,9 @@ func described(s string, toks []token, h hit) bool {
 			before = word(h.from - 2)
 		}
 		if (word(h.to) == "i" || word(h.to) == "we") && givenVerbs[word(h.to+1)] {
+			return true
+		}
+		if last := word(h.to - 1); (last == "prompt" || last == "prompts") && programPrompts[word(h.to-2)] {
 			return true
 		}
 		return habitVerbs[before]
