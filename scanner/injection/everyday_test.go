@@ -224,6 +224,9 @@ func TestHeldOutAttacks(t *testing.T) {
 		{"testdata/attacks_fresh12.txt", 0.54, 0.60, true},
 		{"testdata/attacks_fresh13.txt", 0.70, 0.60, false},
 		{"testdata/attacks_fresh14.txt", 0.64, 0.60, true},
+		{"testdata/attacks_fresh15.txt", 0.72, 0.50, false},
+		{"testdata/attacks_fresh16.txt", 0.80, 0.50, false},
+		{"testdata/attacks_fresh17.txt", 0.74, 0.50, false},
 	} {
 		t.Run(c.file, func(t *testing.T) { heldOutAttacks(t, c.file, c.minCaught, c.minRightKind, c.sealed) })
 	}
@@ -337,10 +340,13 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_fresh14.jsonl", 120, 6},
 		{"testdata/everyday_roleplay2.jsonl", 120, 2},
 		{"testdata/everyday_roleplay3.jsonl", 120, 7},
-		{"testdata/everyday_roleplay4.jsonl", 200, 4},
+		{"testdata/everyday_roleplay4.jsonl", 200, 5},
 		{"testdata/everyday_roleplay5.jsonl", 200, 3},
 		{"testdata/everyday_plain1.jsonl", 400, 2},
 		{"testdata/everyday_plain2.jsonl", 400, 2},
+		{"testdata/everyday_fresh15.jsonl", 120, 6},
+		{"testdata/everyday_fresh16.jsonl", 120, 5},
+		{"testdata/everyday_fresh17.jsonl", 120, 8},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			turns := readTurns(t, c.file)
