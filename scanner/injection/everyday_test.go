@@ -344,9 +344,9 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_roleplay5.jsonl", 200, 3},
 		{"testdata/everyday_plain1.jsonl", 400, 2},
 		{"testdata/everyday_plain2.jsonl", 400, 2},
-		{"testdata/everyday_fresh15.jsonl", 120, 6},
+		{"testdata/everyday_fresh15.jsonl", 120, 5},
 		{"testdata/everyday_fresh16.jsonl", 120, 5},
-		{"testdata/everyday_fresh17.jsonl", 120, 8},
+		{"testdata/everyday_fresh17.jsonl", 120, 7},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			turns := readTurns(t, c.file)

@@ -48,6 +48,10 @@ func matchRules(s string, toks []token, hits []hit) []hit {
 //   - an override after a verb of habit or onset tells what a model does:
 //     "my bot keeps ignoring the instructions", "without the model
 //     starting to ignore the rules";
+//   - rules of a domain are not the assistant's: "forget the grammar
+//     rules for a second", "we decided to ignore the dress code rules";
+//   - a question about what a system prompt should say asks for advice:
+//     "what should the system prompt for a homework helper include?";
 //   - a prompt the assistant wrote for the user is the user's own text:
 //     "show me the system prompt you wrote for my pizza bot again", and
 //     rules the user gave are the user's to drop: "actually ignore the
@@ -69,6 +73,12 @@ var habitVerbs = wordSet("keeps kept starts started starting tends tended begins
 // programPrompts, right before "prompt", name a prompt a program shows a
 // person, not instructions given to a model.
 var programPrompts = wordSet("password passphrase pin login logon sudo uac shell command cmd bash terminal powershell consent confirmation confirm dialog install installer update upgrade mfa 2fa otp")
+
+// domainNouns, right before "rule" or "rules", name a domain's rules.
+var domainNouns = wordSet("grammar spelling punctuation dress traffic road house chess golf poker football soccer tennis basketball baseball board card tax zoning hoa parking building fire")
+
+// adviceModals, right after "what" or "which", ask what should be.
+var adviceModals = wordSet("should could might can")
 
 // authoredVerbs, after "you", make a prompt one the assistant wrote.
 var authoredVerbs = wordSet("wrote written drafted made created generated suggested proposed prepared came")
@@ -97,6 +107,9 @@ func described(s string, toks []token, h hit) bool {
 		if h.fam == famExtraction && (word(h.to) == "you" || word(h.to) == "u") && authoredVerbs[word(h.to+1)] {
 			return true
 		}
+		if first := word(h.from); h.fam == famExtraction && (first == "what" || first == "whats" || first == "which") && adviceModals[word(h.from+1)] && word(h.from+2) == "the" {
+			return true
+		}
 	case famOverride:
 		if before == "to" {
 			before = word(h.from - 2)
@@ -105,6 +118,9 @@ func described(s string, toks []token, h hit) bool {
 			return true
 		}
 		if last := word(h.to - 1); (last == "prompt" || last == "prompts") && programPrompts[word(h.to-2)] {
+			return true
+		}
+		if last := word(h.to - 1); (last == "rule" || last == "rules") && domainNouns[word(h.to-2)] {
 			return true
 		}
 		return habitVerbs[before]

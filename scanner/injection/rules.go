@@ -570,7 +570,8 @@ var ruleSource = []struct {
 	{famOutput, "we might|could|would|should|must|can state|say|claim|declare|respond|answer"},
 	{famOutput, "let s|us state|claim|admit|declare|assume"},
 	{famOutput, "state|say|claim|declare|answer that? the output|answer|result|conclusion|capital|sum|total is|are|was|equals"},
-	{famSystemMode, "system|admin|administrator|administrative|god|root|sudo|override|enforcement|superuser|privileged|unrestricted|unlocked mode"},
+	// A game's cheat is no claim: "why do games have "god mode" cheats?".
+	{famSystemMode, "system|admin|administrator|administrative|god|root|sudo|override|enforcement|superuser|privileged|unrestricted|unlocked mode !cheat|cheats|cheating|cheatcode|cheatcodes|code|codes|console|command|commands|map|maps|server|servers"},
 	// A mode that products have too (WordPress's maintenance mode,
 	// Stripe's test mode, airplane mode) is a claim only when announced to
 	// the assistant: "I am now entering maintenance mode", "you are now in
