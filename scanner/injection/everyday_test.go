@@ -227,6 +227,9 @@ func TestHeldOutAttacks(t *testing.T) {
 		{"testdata/attacks_fresh15.txt", 0.72, 0.50, false},
 		{"testdata/attacks_fresh16.txt", 0.80, 0.50, false},
 		{"testdata/attacks_fresh17.txt", 0.74, 0.50, false},
+		{"testdata/attacks_fresh18.txt", 0.80, 0.50, false},
+		{"testdata/attacks_fresh19.txt", 0.83, 0.50, false},
+		{"testdata/attacks_fresh20.txt", 0.73, 0.50, false},
 	} {
 		t.Run(c.file, func(t *testing.T) { heldOutAttacks(t, c.file, c.minCaught, c.minRightKind, c.sealed) })
 	}
@@ -324,7 +327,10 @@ func heldOutAttacks(t *testing.T, file string, minCaught, minRightKind float64, 
 // are trained on now (TrainingSets). The bounds are a ratchet at today's
 // counts (fresh13's rose from 11 to 12 on the afternoon of 2026-11-26, when
 // the gloss of texts in other languages took the English word order, and
-// fresh9's fell from 11 to 10).
+// fresh9's fell from 11 to 10). The rules of the evening of 2026-11-26
+// written from the read sets fresh18 to 20, and the refit after them (its
+// threshold 0.367 -> 0.304), raised the sealed fresh12 from 10 to 11 and
+// lowered roleplay4 from 5 to 3.
 func TestEverydayFresh(t *testing.T) {
 	for _, c := range []struct {
 		file       string
@@ -335,18 +341,21 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_fresh9.jsonl", 120, 12},
 		{"testdata/everyday_fresh10.jsonl", 120, 13},
 		{"testdata/everyday_fresh11.jsonl", 120, 11},
-		{"testdata/everyday_fresh12.jsonl", 120, 10},
+		{"testdata/everyday_fresh12.jsonl", 120, 11},
 		{"testdata/everyday_fresh13.jsonl", 120, 12},
 		{"testdata/everyday_fresh14.jsonl", 120, 6},
 		{"testdata/everyday_roleplay2.jsonl", 120, 2},
 		{"testdata/everyday_roleplay3.jsonl", 120, 7},
-		{"testdata/everyday_roleplay4.jsonl", 200, 5},
+		{"testdata/everyday_roleplay4.jsonl", 200, 3},
 		{"testdata/everyday_roleplay5.jsonl", 200, 3},
 		{"testdata/everyday_plain1.jsonl", 400, 2},
 		{"testdata/everyday_plain2.jsonl", 400, 2},
 		{"testdata/everyday_fresh15.jsonl", 120, 5},
 		{"testdata/everyday_fresh16.jsonl", 120, 5},
 		{"testdata/everyday_fresh17.jsonl", 120, 7},
+		{"testdata/everyday_fresh18.jsonl", 120, 3},
+		{"testdata/everyday_fresh19.jsonl", 120, 7},
+		{"testdata/everyday_fresh20.jsonl", 120, 7},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			turns := readTurns(t, c.file)

@@ -15,7 +15,7 @@ import "strings"
 const maxNamed = 48
 
 // phraseNouns name a piece of language as such.
-var phraseNouns = wordSet("phrase phrases term terms expression expressions saying slogan idiom meme memes buzzword catchphrase line wording jargon")
+var phraseNouns = wordSet("phrase phrases term terms expression expressions saying slogan idiom meme memes buzzword catchphrase line wording jargon types typed says said writes wrote enters entered asks asked tells told yells yelled posts posted")
 
 // meaningWords, right after a quotation, ask what it means.
 var meaningWords = wordSet("mean means meaning stand stands")
@@ -77,6 +77,15 @@ var programPrompts = wordSet("password passphrase pin login logon sudo uac shell
 // domainNouns, right before "rule" or "rules", name a domain's rules.
 var domainNouns = wordSet("grammar spelling punctuation dress traffic road house chess golf poker football soccer tennis basketball baseball board card tax zoning hoa parking building fire")
 
+// productWords, right after a system prompt asked about with "the", make
+// the question one about a product: "what's the system prompt in custom
+// GPTs", "the system prompt vs the user prompt".
+var productWords = wordSet("in vs versus for")
+
+// requestAccess, right before "admin" or "root", ask for access rather
+// than claim it: "how to request admin access".
+var requestAccess = wordSet("request requesting requested requests grant granting granted grants revoke revoking revoked remove removing need needs needed without my our their his her for")
+
 // adviceModals, right after "what" or "which", ask what should be.
 var adviceModals = wordSet("should could might can")
 
@@ -110,6 +119,15 @@ func described(s string, toks []token, h hit) bool {
 		if first := word(h.from); h.fam == famExtraction && (first == "what" || first == "whats" || first == "which") && adviceModals[word(h.from+1)] && word(h.from+2) == "the" {
 			return true
 		}
+		if first := word(h.from); h.fam == famExtraction && (first == "what" || first == "whats") && word(h.from+1) == "the" && productWords[word(h.to)] {
+			return true
+		}
+		if h.fam == famExtraction && (before == "i" || before == "we") {
+			// "I told you not to use bullet points": the user's own.
+			return true
+		}
+	case famSystemMode:
+		return requestAccess[before]
 	case famOverride:
 		if before == "to" {
 			before = word(h.from - 2)
