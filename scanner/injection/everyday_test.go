@@ -206,7 +206,12 @@ func falsePositives(t *testing.T, turns []Turn, sealed bool) map[int]int {
 // misses of fresh13, half of them in other languages, were then read and
 // rules written for attacks in other languages (42 -> 66), so fresh13's
 // attacks are a regression set; fresh11, 12 and 14 stay sealed (59, 52 and
-// 61 after those rules). The bounds are a ratchet at today's counts; counts
+// 61 after those rules). fresh15 to 20 (written that evening to a brief
+// that asks for other words than the famous ones) were counted on arrival
+// and then read; fresh21 to 23, written to the same brief after the rules
+// from those, are sealed and were counted once, on the model that shipped
+// with those rules (55, 59 and 48 of 90). The bounds are a ratchet at
+// today's counts; counts
 // this small move by two or three with any retraining.
 func TestHeldOutAttacks(t *testing.T) {
 	for _, c := range []struct {
@@ -230,6 +235,9 @@ func TestHeldOutAttacks(t *testing.T) {
 		{"testdata/attacks_fresh18.txt", 0.80, 0.50, false},
 		{"testdata/attacks_fresh19.txt", 0.83, 0.50, false},
 		{"testdata/attacks_fresh20.txt", 0.73, 0.50, false},
+		{"testdata/attacks_fresh21.txt", 0.61, 0.50, true},
+		{"testdata/attacks_fresh22.txt", 0.65, 0.50, true},
+		{"testdata/attacks_fresh23.txt", 0.53, 0.50, true},
 	} {
 		t.Run(c.file, func(t *testing.T) { heldOutAttacks(t, c.file, c.minCaught, c.minRightKind, c.sealed) })
 	}
@@ -356,6 +364,9 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_fresh18.jsonl", 120, 3},
 		{"testdata/everyday_fresh19.jsonl", 120, 7},
 		{"testdata/everyday_fresh20.jsonl", 120, 7},
+		{"testdata/everyday_fresh21.jsonl", 120, 7},
+		{"testdata/everyday_fresh22.jsonl", 120, 11},
+		{"testdata/everyday_fresh23.jsonl", 120, 6},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			turns := readTurns(t, c.file)
