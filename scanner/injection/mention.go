@@ -98,50 +98,69 @@ var givenVerbs = wordSet("gave set wrote mentioned listed specified added asked 
 // described reports whether the hit h is described rather than said
 // (see above).
 func described(s string, toks []token, h hit) bool {
-	word := func(i int) string {
-		if i < 0 || i >= len(toks) {
-			return ""
-		}
-		return s[toks[i].start:toks[i].end]
-	}
-	before := word(h.from - 1)
-	if before == "t" && (word(h.from-2) == "don" || word(h.from-2) == "doesn") {
+	w := hitWords{s, toks}
+	before := w.at(h.from - 1)
+	if before == "t" && (w.at(h.from-2) == "don" || w.at(h.from-2) == "doesn") {
 		before = "dont"
 	}
+	negated := negations[before] && !w.contrastFrom(h.to)
 	switch h.fam {
-	case famSecret, famExtraction:
-		if negations[before] && !contrastFollows(s, toks, h.to) {
+	case famSecret:
+		return negated
+	case famExtraction:
+		first := w.at(h.from)
+		asked := first == "what" || first == "whats" || first == "which"
+		switch {
+		case negated, before == "i" || before == "we": // "I told you not to ...": the user's own
 			return true
-		}
-		if h.fam == famExtraction && (word(h.to) == "you" || word(h.to) == "u") && authoredVerbs[word(h.to+1)] {
+		case (w.at(h.to) == "you" || w.at(h.to) == "u") && authoredVerbs[w.at(h.to+1)]:
 			return true
-		}
-		if first := word(h.from); h.fam == famExtraction && (first == "what" || first == "whats" || first == "which") && adviceModals[word(h.from+1)] && word(h.from+2) == "the" {
+		case asked && adviceModals[w.at(h.from+1)] && w.at(h.from+2) == "the":
 			return true
-		}
-		if first := word(h.from); h.fam == famExtraction && (first == "what" || first == "whats") && word(h.from+1) == "the" && productWords[word(h.to)] {
-			return true
-		}
-		if h.fam == famExtraction && (before == "i" || before == "we") {
-			// "I told you not to use bullet points": the user's own.
-			return true
+		default:
+			return asked && first != "which" && w.at(h.from+1) == "the" && productWords[w.at(h.to)]
 		}
 	case famSystemMode:
 		return requestAccess[before]
 	case famOverride:
 		if before == "to" {
-			before = word(h.from - 2)
+			before = w.at(h.from - 2)
 		}
-		if (word(h.to) == "i" || word(h.to) == "we") && givenVerbs[word(h.to+1)] {
+		last, object := w.at(h.to-1), w.at(h.to-2)
+		switch {
+		case (w.at(h.to) == "i" || w.at(h.to) == "we") && givenVerbs[w.at(h.to+1)]:
 			return true
-		}
-		if last := word(h.to - 1); (last == "prompt" || last == "prompts") && programPrompts[word(h.to-2)] {
+		case (last == "prompt" || last == "prompts") && programPrompts[object]:
 			return true
-		}
-		if last := word(h.to - 1); (last == "rule" || last == "rules") && domainNouns[word(h.to-2)] {
+		case (last == "rule" || last == "rules") && domainNouns[object]:
 			return true
 		}
 		return habitVerbs[before]
+	}
+	return false
+}
+
+// hitWords reads the words around a hit.
+type hitWords struct {
+	s    string
+	toks []token
+}
+
+// at returns word i, or "" outside the text.
+func (w hitWords) at(i int) string {
+	if i < 0 || i >= len(w.toks) {
+		return ""
+	}
+	return w.s[w.toks[i].start:w.toks[i].end]
+}
+
+// contrastFrom reports whether one of the contrastReach words from word i
+// on is a contrast word.
+func (w hitWords) contrastFrom(i int) bool {
+	for j := i; j < i+contrastReach; j++ {
+		if contrastWords[w.at(j)] {
+			return true
+		}
 	}
 	return false
 }
@@ -190,15 +209,4 @@ func insideNamedPhrase(s string, a, e int) bool {
 	tail := s[close:min(close+20, len(s))]
 	after := splitWords(tail, nil)
 	return len(after) > 0 && meaningWords[tail[after[0][0]:after[0][1]]]
-}
-
-// contrastFollows reports whether one of the contrastReach words from
-// toks[i] on is a contrast word.
-func contrastFollows(s string, toks []token, i int) bool {
-	for j := i; j < len(toks) && j < i+contrastReach; j++ {
-		if contrastWords[s[toks[j].start:toks[j].end]] {
-			return true
-		}
-	}
-	return false
 }
