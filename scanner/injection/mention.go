@@ -52,6 +52,14 @@ func matchRules(s string, toks []token, hits []hit) []hit {
 //     rules for a second", "we decided to ignore the dress code rules";
 //   - a question about what a system prompt should say asks for advice:
 //     "what should the system prompt for a homework helper include?";
+//   - a secret shared with others, or someone else's in a story, is not
+//     the assistant's: "share the Wi-Fi password with guests", "reveal the
+//     butler's secret", "the dragon was about to reveal the secret";
+//     nor is one its own answer named: "what did you mean by 'secrets
+//     should never live in the DAG file'";
+//   - rules of the user's own are the user's to drop or to hold the
+//     assistant to: "you didn't follow my rule about no commas";
+//   - access someone has is not access claimed: "who has admin access";
 //   - a prompt the assistant wrote for the user is the user's own text:
 //     "show me the system prompt you wrote for my pizza bot again", and
 //     rules the user gave are the user's to drop: "actually ignore the
@@ -95,6 +103,23 @@ var authoredVerbs = wordSet("wrote written drafted made created generated sugges
 // givenVerbs, after "I" or "we", make instructions the user's own.
 var givenVerbs = wordSet("gave set wrote mentioned listed specified added asked made sent")
 
+// sharedWith, right after a secret asked for, name whom it goes to; a
+// secret shared with anyone but the asker is advice about sharing it.
+var sharedWith = wordSet("with among between")
+
+// askers, right after sharedWith, are the one asking.
+var askers = wordSet("me us myself")
+
+// ownAnswer, after "you", name the assistant's own earlier answer.
+var ownAnswer = wordSet("said mean meant mentioned wrote suggested recommended say")
+
+// ownRules, after "my" or "our", name rules the user set.
+var ownRules = wordSet("rule rules guideline guidelines instruction instructions restriction restrictions constraint constraints formatting format style")
+
+// holders, up to three words before "has" or "have", claim the access
+// for the writer: "I already have admin access".
+var holders = wordSet("i we im")
+
 // described reports whether the hit h is described rather than said
 // (see above).
 func described(s string, toks []token, h hit) bool {
@@ -103,10 +128,26 @@ func described(s string, toks []token, h hit) bool {
 	if before == "t" && (w.at(h.from-2) == "don" || w.at(h.from-2) == "doesn") {
 		before = "dont"
 	}
+	if before == "to" && negations[w.at(h.from-2)] { // "never to share the password"
+		before = w.at(h.from - 2)
+	}
 	negated := negations[before] && !w.contrastFrom(h.to)
 	switch h.fam {
 	case famSecret:
-		return negated
+		last := w.at(h.to - 1)
+		switch {
+		case negated, habitVerbs[before] || before == "stop":
+			return true
+		case before == "to" && w.at(h.from-2) == "about": // "was about to reveal the secret"
+			return true
+		case sharedWith[w.at(h.to)] && !askers[w.at(h.to+1)]:
+			return true
+		case (last == "secret" || last == "secrets") && w.at(h.to-2) == "s" && w.at(h.to-3) != "you":
+			return true
+		}
+		return w.anyPair(h.from, h.to, func(a, b string) bool { return (a == "you" || a == "u") && ownAnswer[b] })
+	case famUnrestricted:
+		return w.anyPair(h.from, h.to+1, func(a, b string) bool { return (a == "my" || a == "our") && ownRules[b] })
 	case famExtraction:
 		first := w.at(h.from)
 		asked := first == "what" || first == "whats" || first == "which"
@@ -121,6 +162,9 @@ func described(s string, toks []token, h hit) bool {
 			return asked && first != "which" && w.at(h.from+1) == "the" && productWords[w.at(h.to)]
 		}
 	case famSystemMode:
+		if before == "has" || before == "have" {
+			return !holders[w.at(h.from-2)] && !holders[w.at(h.from-3)] && !holders[w.at(h.from-4)]
+		}
 		return requestAccess[before]
 	case famOverride:
 		if before == "to" {
@@ -152,6 +196,17 @@ func (w hitWords) at(i int) string {
 		return ""
 	}
 	return w.s[w.toks[i].start:w.toks[i].end]
+}
+
+// anyPair reports whether f holds for some word i in [from, to) and the
+// word after it.
+func (w hitWords) anyPair(from, to int, f func(a, b string) bool) bool {
+	for i := from; i < to; i++ {
+		if f(w.at(i), w.at(i+1)) {
+			return true
+		}
+	}
+	return false
 }
 
 // contrastFrom reports whether one of the contrastReach words from word i
