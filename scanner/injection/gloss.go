@@ -370,6 +370,10 @@ func headBit(s string) uint32 {
 func (lx *lexicon) substringsFor(s string) *strings.Replacer {
 	lang := ""
 	for i := 0; i < len(s); i++ {
+		if i&7 == 0 && len(s)-i >= 8 && !anyThreeByteLead(s[i:i+8]) {
+			i += 7
+			continue
+		}
 		if s[i] < 0xe0 {
 			// A letter below U+0800 (ASCII, Latin, Cyrillic, Arabic
 			// ...), or a byte inside one: not of these scripts, the
@@ -397,6 +401,20 @@ func (lx *lexicon) substringsFor(s string) *strings.Replacer {
 		}
 	}
 	return nil
+}
+
+// anyThreeByteLead reports whether one of the eight bytes of s is 0xE0
+// or above, the first byte of a letter from U+0800 on. The eight are
+// tested at once as the lanes of one word: a lane whose top three bits are
+// all set becomes zero under the mask and the XOR, and the classic
+// zero-lane test finds it (its borrow can mark a lane above a zero one
+// too, but only where there is one).
+func anyThreeByteLead(s string) bool {
+	const lanes01, lanes80, lanesE0 = 0x0101010101010101, 0x8080808080808080, 0xe0e0e0e0e0e0e0e0
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	z := x&lanesE0 ^ lanesE0
+	return (z-lanes01)&^z&lanes80 != 0
 }
 
 // conceptIn returns the concept of a word in language lang, "" if none.

@@ -3,6 +3,7 @@ package injection
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -228,5 +229,34 @@ func TestGlossOfWalkedWords(t *testing.T) {
 				t.Errorf("gloss(%q) = %q, want %q in it", view.S, own, tt.want)
 			}
 		})
+	}
+}
+
+// TestAnyThreeByteLead holds the eight-lane test to the byte-by-byte one
+// on blocks biased to the bytes around its edge (0xDF, 0xE0, 0xE1) and to
+// the lead bytes of two-byte letters, which must not count.
+func TestAnyThreeByteLead(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200_000 {
+		var b [8]byte
+		for i := range b {
+			switch r.IntN(4) {
+			case 0:
+				b[i] = byte(r.IntN(256))
+			case 1:
+				b[i] = 0xdf + byte(r.IntN(3))
+			case 2:
+				b[i] = byte(r.IntN(128))
+			default:
+				b[i] = 0xc0 + byte(r.IntN(64))
+			}
+		}
+		want := false
+		for _, c := range b {
+			want = want || c >= 0xe0
+		}
+		if got := anyThreeByteLead(string(b[:])); got != want {
+			t.Fatalf("% x: got %v, want %v", b, got, want)
+		}
 	}
 }
