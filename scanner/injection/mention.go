@@ -15,7 +15,7 @@ import "strings"
 const maxNamed = 48
 
 // phraseNouns name a piece of language as such.
-var phraseNouns = wordSet("phrase phrases term terms expression expressions saying slogan idiom meme memes buzzword catchphrase line wording jargon types typed says said writes wrote enters entered asks asked tells told yells yelled posts posted")
+var phraseNouns = wordSet("phrase phrases term terms expression expressions saying slogan idiom meme memes buzzword catchphrase line wording jargon types typed says said writes wrote enters entered asks asked asking tells told telling yells yelled posts posted reading stating claiming hitting clicking pressing labelled labeled button")
 
 // meaningWords, right after a quotation, ask what it means.
 var meaningWords = wordSet("mean means meaning stand stands")
@@ -60,6 +60,11 @@ func matchRules(s string, toks []token, hits []hit) []hit {
 //   - rules of the user's own are the user's to drop or to hold the
 //     assistant to: "you didn't follow my rule about no commas";
 //   - access someone has is not access claimed: "who has admin access";
+//     nor is a privileged word talked about ("what does the sudo command
+//     do", "the admin command you gave me") or the user's own request
+//     overridden ("override my earlier request");
+//   - a request put on a third party is not one to the assistant:
+//     "requiring the vendor to disclose any system prompts";
 //   - a prompt the assistant wrote for the user is the user's own text:
 //     "show me the system prompt you wrote for my pizza bot again", and
 //     rules the user gave are the user's to drop: "actually ignore the
@@ -116,6 +121,18 @@ var ownAnswer = wordSet("said mean meant mentioned wrote suggested recommended s
 // ownRules, after "my" or "our", name rules the user set.
 var ownRules = wordSet("rule rules guideline guidelines instruction instructions restriction restrictions constraint constraints formatting format style")
 
+// aboutThing, right after a privileged word, make it a thing talked
+// about: "what does the sudo command do", "the admin command returns".
+var aboutThing = wordSet("do does did work works worked return returns returned fail fails failed mean means")
+
+// obligeVerbs, before someone other than the assistant and "to", put a
+// request on a third party: "requiring the vendor to disclose".
+var obligeVerbs = wordSet("require requires required requiring oblige obliges obliged obligate obligates compel compels force forces forcing ask asks asking asked")
+
+// addressees, between an obliging verb and "to", are the assistant or
+// the user, who passes the request on to it.
+var addressees = wordSet("you u me us")
+
 // holders, up to three words before "has" or "have", claim the access
 // for the writer: "I already have admin access".
 var holders = wordSet("i we im")
@@ -154,6 +171,8 @@ func described(s string, toks []token, h hit) bool {
 		switch {
 		case negated, before == "i" || before == "we": // "I told you not to ...": the user's own
 			return true
+		case before == "to" && !addressees[w.at(h.from-2)] && (obligeVerbs[w.at(h.from-3)] || obligeVerbs[w.at(h.from-4)]):
+			return true // "requiring the vendor to disclose any system prompts"
 		case (w.at(h.to) == "you" || w.at(h.to) == "u") && authoredVerbs[w.at(h.to+1)]:
 			return true
 		case asked && adviceModals[w.at(h.from+1)] && w.at(h.from+2) == "the":
@@ -162,6 +181,14 @@ func described(s string, toks []token, h hit) bool {
 			return asked && first != "which" && w.at(h.from+1) == "the" && productWords[w.at(h.to)]
 		}
 	case famSystemMode:
+		switch after := w.at(h.to); {
+		case strings.HasPrefix(w.at(h.from), "overrid") && (w.at(h.from+1) == "my" || w.at(h.from+1) == "our"): // "override my earlier request"
+			return true
+		case (after == "you" || after == "u") && (authoredVerbs[w.at(h.to+1)] || givenVerbs[w.at(h.to+1)]):
+			return true // "the admin command you gave me"
+		case aboutThing[after]: // "what does the sudo command do"
+			return true
+		}
 		if before == "has" || before == "have" {
 			return !holders[w.at(h.from-2)] && !holders[w.at(h.from-3)] && !holders[w.at(h.from-4)]
 		}
