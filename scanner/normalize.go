@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/promptwall/promptwall/scanner/internal/swar"
 )
 
 //go:generate go run ../internal/gen/confusables -out confusables_table.go
@@ -749,11 +751,11 @@ func (f *folder) run() {
 	}
 }
 
-// SWAR (SIMD within a register) constants: the byte 0x01 and the byte
-// 0x80 in every lane of a 64-bit word.
+// The lane constants of swar, by short names for the lane arithmetic here
+// and in leet.go.
 const (
-	lanes01 = 0x0101010101010101
-	lanes80 = 0x8080808080808080
+	lanes01 = swar.Lanes01
+	lanes80 = swar.Lanes80
 )
 
 // plainBlocks copies, lowercased, the blocks of eight bytes from src[i:]
@@ -786,7 +788,7 @@ func (f *folder) plainBlocks(i int) int {
 		}
 	}
 	for ; i+8 < len(src); i += 8 {
-		x := load64(src[i : i+8])
+		x := swar.Load(src[i : i+8])
 		xh := x | lanes80
 		// atLeast(v): the lanes holding a byte >= v.
 		atLeast := func(v uint64) uint64 { return xh - v*lanes01 }

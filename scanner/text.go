@@ -3,6 +3,8 @@ package scanner
 import (
 	"sync"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/scanner/internal/swar"
 )
 
 // View is a rewritten form of an original text with the map back to it, so a
@@ -201,7 +203,7 @@ func (t *Text) Decoded() []Segment {
 // text.
 func isASCII(s string) bool {
 	for ; len(s) >= 16; s = s[16:] {
-		if (load64(s[:8])|load64(s[8:16]))&0x8080808080808080 != 0 {
+		if (swar.Load(s[:8])|swar.Load(s[8:16]))&0x8080808080808080 != 0 {
 			return false
 		}
 	}
@@ -211,13 +213,4 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// load64 reads the first eight bytes of s as a little-endian word; the
-// compiler makes it one load. The bound is checked once, up front, or it
-// would be checked for every byte and the load not merged.
-func load64(s string) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

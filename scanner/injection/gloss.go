@@ -11,6 +11,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/scanner/internal/swar"
 )
 
 // The model and the rules know English: trained on English data, they let
@@ -410,11 +412,9 @@ func (lx *lexicon) substringsFor(s string) *strings.Replacer {
 // zero-lane test finds it (its borrow can mark a lane above a zero one
 // too, but only where there is one).
 func anyThreeByteLead(s string) bool {
-	const lanes01, lanes80, lanesE0 = 0x0101010101010101, 0x8080808080808080, 0xe0e0e0e0e0e0e0e0
-	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	z := x&lanesE0 ^ lanesE0
-	return (z-lanes01)&^z&lanes80 != 0
+	const lanesE0 = 0xe0 * swar.Lanes01
+	z := swar.Load(s)&lanesE0 ^ lanesE0
+	return (z-swar.Lanes01)&^z&swar.Lanes80 != 0
 }
 
 // conceptIn returns the concept of a word in language lang, "" if none.

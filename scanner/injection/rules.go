@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/promptwall/promptwall/scanner"
 )
@@ -1136,19 +1137,24 @@ const presenceBits = 1 << 14
 // tables take the low ones.
 func presenceBit(h uint64) uint16 { return uint16(h >> (64 - 14)) }
 
-// presence is the set of the words a text holds, by presenceBit, built
-// when a text first needs it.
+// presence is the set of the words a text holds, by presenceBit.
 type presence struct {
-	built bool
-	bits  [presenceBits / 64]uint64
+	bits [presenceBits / 64]uint64
 }
 
-func (p *presence) build(toks []token) {
+// presencePool keeps the 2 KB sets for the long texts that need one; a
+// short text never builds one, so it pays nothing for it.
+var presencePool = sync.Pool{New: func() any { return new(presence) }}
+
+// presenceOf returns the set of the words toks hold, from presencePool.
+func presenceOf(toks []token) *presence {
+	p := presencePool.Get().(*presence)
+	clear(p.bits[:])
 	for _, t := range toks {
 		b := presenceBit(t.hash)
 		p.bits[b/64] |= 1 << (b % 64)
 	}
-	p.built = true
+	return p
 }
 
 // holdsAny says whether the text may hold a word of the anchor bits: false
@@ -1214,7 +1220,7 @@ func (rs *ruleSet) match(s string, toks []token, hits []hit) []hit {
 	// hundreds of times: the set of the words the text holds is built
 	// once it has paid for itself, after which a rule whose anchor words
 	// are all absent is not tried.
-	var held presence
+	var held *presence
 	tries := 0
 	for i := range toks {
 		tr := rs.triggerOf(toks[i].hash)
@@ -1245,9 +1251,9 @@ func (rs *ruleSet) match(s string, toks []token, hits []hit) []hit {
 			}
 			if r.anchor != nil {
 				if tries++; tries == presenceAfter {
-					held.build(toks)
+					held = presenceOf(toks)
 				}
-				if held.built && !held.holdsAny(r.anchor) {
+				if held != nil && !held.holdsAny(r.anchor) {
 					continue
 				}
 			}
@@ -1255,6 +1261,9 @@ func (rs *ruleSet) match(s string, toks []token, hits []hit) []hit {
 				hits = append(hits, hit{fam: r.fam, from: i, to: end})
 			}
 		}
+	}
+	if held != nil {
+		presencePool.Put(held)
 	}
 	return hits
 }

@@ -1,6 +1,10 @@
 package secrets
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/promptwall/promptwall/scanner/internal/swar"
+)
 
 // Control characters inside a token ("AKIAZ7VR\x00SQ4L...") are invisible
 // in most viewers and in logs, yet they break every pattern that expects
@@ -117,14 +121,10 @@ func (v controlView) span(start, end int) (int, int) {
 // breaks, non-ASCII text). An exact test of the control set per word was
 // tried and was slower: words with a line break are too few to matter.
 func firstControl(s string) int {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	const lo, hi = swar.Lanes01, swar.Lanes80
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		// Slicing first lets the compiler drop the bounds checks and
-		// combine the eight loads into one.
-		q := s[i : i+8]
-		w := uint64(q[0]) | uint64(q[1])<<8 | uint64(q[2])<<16 | uint64(q[3])<<24 |
-			uint64(q[4])<<32 | uint64(q[5])<<40 | uint64(q[6])<<48 | uint64(q[7])<<56
+		w := swar.Load(s[i : i+8])
 		// Borrows and carries can flag a clean byte next to a flagged
 		// one; the byte loop decides.
 		if ((w-0x20*lo)&^w|(w+lo)|w)&hi == 0 {
