@@ -77,15 +77,7 @@ func main() {
 	fmt.Printf("threshold (highest CV recall with CV FPR <= %.3f, on the predictions of %d example orders pooled): %.4f\n\n", *maxFPR, *thresholdOrders, threshold)
 	fmt.Print(injection.Evaluate(examples, probs, threshold))
 	if *showErrors {
-		for i, ex := range examples {
-			if (probs[i] >= threshold) != (ex.Label == 1) {
-				t := ex.Text
-				if len(t) > 160 {
-					t = t[:160]
-				}
-				fmt.Printf("%s label=%d p=%.3f %q\n", injection.Family(ex.Category), ex.Label, probs[i], t)
-			}
-		}
+		listErrors(examples, probs, threshold)
 	}
 
 	if *loso {
@@ -94,6 +86,9 @@ func main() {
 		log.Printf("leave-one-source-out over %d source families: %v", len(names), time.Since(start).Round(time.Millisecond))
 		fmt.Printf("\nleave-one-source-out (each family scored by a model trained without it), threshold %.4f:\n\n", threshold)
 		fmt.Print(injection.Evaluate(examples, lp, threshold))
+		if *showErrors {
+			listErrors(examples, lp, threshold)
+		}
 		// The ranking quality on unseen sources, apart from where the
 		// CV-chosen threshold happens to fall on them.
 		for _, fpr := range []float64{0.01, 0.02, 0.05} {
@@ -196,4 +191,18 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// listErrors prints the texts a set of held-out scores gets wrong at the
+// threshold, the first 160 bytes of each.
+func listErrors(examples []injection.Example, probs []float64, threshold float64) {
+	for i, ex := range examples {
+		if (probs[i] >= threshold) != (ex.Label == 1) {
+			t := ex.Text
+			if len(t) > 160 {
+				t = t[:160]
+			}
+			fmt.Printf("%s label=%d p=%.3f %q\n", injection.Family(ex.Category), ex.Label, probs[i], t)
+		}
+	}
 }
