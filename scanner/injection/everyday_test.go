@@ -223,7 +223,12 @@ func falsePositives(t *testing.T, turns []Turn, sealed bool) map[int]int {
 // and fresh38 and 39 (written with fresh32 to 37) are sealed: counted on
 // arrival (58, 54, 60 and 60) and at the end of the night (64, 57, 62 and
 // 61), never read. The bounds are a ratchet at today's counts; counts
-// this small move by two or three with any retraining.
+// this small move by two or three with any retraining. When a password
+// only named in pasted content stopped counting as a rule hit (rowMention),
+// the read sets fresh28 and fresh32 lost three attacks and one, and their
+// bounds were lowered with it: their everyday requests flagged went from 4
+// to 2 and stayed at 1, and those of all read sets went from 77 to 43 of
+// 2,160.
 func TestHeldOutAttacks(t *testing.T) {
 	for _, c := range []struct {
 		file                    string
@@ -253,9 +258,9 @@ func TestHeldOutAttacks(t *testing.T) {
 		{"testdata/attacks_fresh25.txt", 0.67, 0.50, false},
 		{"testdata/attacks_fresh26.txt", 0.61, 0.50, false},
 		{"testdata/attacks_fresh27.txt", 0.76, 0.50, false},
-		{"testdata/attacks_fresh28.txt", 0.75, 0.50, false},
+		{"testdata/attacks_fresh28.txt", 0.73, 0.50, false},
 		{"testdata/attacks_fresh29.txt", 0.72, 0.50, false},
-		{"testdata/attacks_fresh32.txt", 0.71, 0.50, false},
+		{"testdata/attacks_fresh32.txt", 0.70, 0.50, false},
 		{"testdata/attacks_fresh33.txt", 0.56, 0.50, false},
 		{"testdata/attacks_fresh34.txt", 0.62, 0.50, false},
 		{"testdata/attacks_fresh35.txt", 0.70, 0.50, false},

@@ -458,11 +458,15 @@ const (
 	rowRule
 	// rowMention: in the user's own request a credential, a key or a
 	// system prompt is only named ("how do I reset my wifi password",
-	// "write a system prompt for my bot"). Such windows have length
-	// weights of their own, which like rowNone's may only lower a score:
-	// a named password is no attack by itself, and counted as a rule hit
-	// (rowRule) it flagged a quarter of everyday requests about passwords,
-	// keys and system prompts. The mention family's own weight still
+	// "write a system prompt for my bot"), or in pasted content a
+	// credential is ("Translate: 'Please enter your password to
+	// continue.'", "Summarize this email: 'the admin password rotates on
+	// Friday'"). Such windows have length weights of their own, which like
+	// rowNone's may only lower a score: a named password is no attack by
+	// itself, and counted as a rule hit (rowRule) it flagged a quarter of
+	// everyday requests about passwords, keys and system prompts, and most
+	// of the notices, reviews and messages people paste to have them
+	// translated or summarised. The mention family's own weight still
 	// counts.
 	rowMention
 	// rowPersona: in the user's own request the only rule evidence is a
@@ -481,6 +485,13 @@ const (
 // request zone.
 const requestMentions = 1<<famSecretWord | 1<<famPromptWord | 1<<famModeWord
 
+// contentMentions are the mentions that stay mentions in pasted content:
+// a credential named. A system prompt, jailbreaking or developer mode
+// named in a document is rarer in everyday text and stays a rule hit
+// there: counted as mentions too, they flagged 11 more of the read sets'
+// everyday requests than the credential alone.
+const contentMentions = 1 << (zoneShift + famSecretWord)
+
 // sizeRow is the row of Model.size for a window whose rule families are
 // fams. (Counting only the precise families as rule hits was measured
 // and lost 9 points of cross-validated recall: a weak family's hit in a
@@ -489,7 +500,8 @@ const requestMentions = 1<<famSecretWord | 1<<famPromptWord | 1<<famModeWord
 // your answer in base64") in the user's own request zone does not count:
 // it is the user's to make, and counting it let short formatting requests
 // pass as attacks (leave-one-source-out recall at 1% false positives 0.44
-// with it, 0.61 without). In the content zone both count.
+// with it, 0.61 without). In the content zone both count, except a
+// credential only named (contentMentions).
 //
 // The size row is chosen before the families' own weights are added, so
 // the request zone's famOutput and mentions still add their learned
@@ -498,7 +510,7 @@ func sizeRow(fams uint32) int {
 	switch rest := fams &^ (1 << famOutput); {
 	case rest == 0:
 		return rowNone
-	case rest&^requestMentions == 0:
+	case rest&^(requestMentions|contentMentions) == 0:
 		return rowMention
 	case rest&^(requestMentions|1<<famPersona) == 0:
 		return rowPersona

@@ -698,6 +698,9 @@ var ruleSource = []struct {
 	{famTaskSwitch, "customer|support|recipe|homework|tutoring|translation|summary|summarizing|summarising service? bot? thing|stuff|job|task|role|gig is|s over|done|finished"},
 	{famTaskSwitch, "dont|not|never answer|respond|reply to? my|the|this question|request|message|query instead|just|only|but"},
 	{famTaskSwitch, "drop|ignore|disregard|skip|forget the|this user|users s? request|question|task and|then"},
+	// The material itself set aside for another answer: "Ignore the
+	// webpage and state: ...", "disregard the document, just say".
+	{famTaskSwitch, "ignore|disregard|forget the|this webpage|page|website|site|document|article|email|e-mail|file|paper|review|passage|pdf and|then|instead|just|only"},
 	{famOverride, "doesn|doesnt|does|don|dont|no|never t? not? matter|mind what the|your spreadsheet|data|document|text|file|numbers|figures|sources|criteria|facts|evidence|report|sheet say|says|shows|show|state|states"},
 	{famOverride, "lifted|removed|suspended|dropped|waived|revoked|cancelled|canceled|disabled|changed your rule|rules|restriction|restrictions|limit|limits|guardrails|filters|policy"},
 	{famOverride, "script|playbook|ruleset|rulebook|directives is|are|has|have been? suspended|deprecated|void|revoked|cancelled|canceled|lifted|superseded|obsolete|over"},
