@@ -145,7 +145,10 @@ var ruleSource = []struct {
 	{famOverride, "ignore|disregard|forget|ignoring|disregarding the|that|what above|preceding|foregoing|said"},
 	{famOverride, "ignore|disregard|forget|ignoring|disregarding what|everything|anything|all you|u|ya were|ve|have|got been? told|instructed|given|asked|taught"},
 	{famOverride, "ignora|ignore|ignorez|ignorer|ignoriere|ignorieren|ignorar|ignoren|olvida|olvide|vergiss|oublie|oubliez|dimentica|dimenticate|negeer|vergeet *4 instrucciones|instruções|instrucoes|instructions|anweisungen|instruktionen|istruzioni|instructies|indicaciones|reglas|regeln|règles|regole|consignes|orientações|orientacoes"},
-	{famOverride, "forget everything|all *3 you was|were|have|said|told|know~|learn~"},
+	{famOverride, "forget everything|all *3 you was|were|have|said|told|learn~"},
+	// "Forget everything you know about budgeting" opens a text about
+	// budgeting: the writer's hook, not an override.
+	{famOverride, "forget everything|all *3 you know|knew !about"},
 	{famTaskSwitch, "forget everything|all *3 i was|have|said|told|asked|wrote"},
 	// Told to drop the user's own question: the hijacker's opening, in a
 	// document or a tool's result ("ignore the question and reply with").
