@@ -64,7 +64,10 @@ func matchRules(s string, toks []token, hits []hit) []hit {
 //     do", "the admin command you gave me") or the user's own request
 //     overridden ("override my earlier request");
 //   - a request put on a third party is not one to the assistant:
-//     "requiring the vendor to disclose any system prompts";
+//     "requiring the vendor to disclose any system prompts", "persuade a
+//     guard to reveal the password"; nor is an override someone else is
+//     made to do ("how do I make Nightbot ignore commands") or one of
+//     someone else's instructions ("ignoring a client's instruction");
 //   - a prompt the assistant wrote for the user is the user's own text:
 //     "show me the system prompt you wrote for my pizza bot again", and
 //     rules the user gave are the user's to drop: "actually ignore the
@@ -127,7 +130,18 @@ var aboutThing = wordSet("do does did work works worked return returns returned 
 
 // obligeVerbs, before someone other than the assistant and "to", put a
 // request on a third party: "requiring the vendor to disclose".
-var obligeVerbs = wordSet("require requires required requiring oblige obliges obliged obligate obligates compel compels force forces forcing ask asks asking asked")
+var obligeVerbs = wordSet("require requires required requiring oblige obliges obliged obligate obligates compel compels force forces forcing ask asks asking asked persuade persuades persuading persuaded convince convinces convincing convinced bribe bribes bribing trick tricks tricking")
+
+// causeVerbs, up to four words before an override, make someone other
+// than the assistant the one who ignores: "how do I make Nightbot ignore
+// commands", "make my LLM app ignore instructions in uploaded files".
+var causeVerbs = wordSet("make makes making let lets letting teach teaches teaching train trains training configure configures configuring program programs")
+
+// operatorOwners, before "'s" and an instruction overridden, keep it the
+// operator's or the user's: "ignore the developer's instructions",
+// "disregard the user's request". Anyone else's instruction set aside
+// is talked about: "ignoring a client's instruction".
+var operatorOwners = wordSet("user users developer developers dev devs operator operators system company admin administrator admins creator creators owner owners bot assistant assistants ai model chatbot app platform your my")
 
 // addressees, between an obliging verb and "to", are the assistant or
 // the user, who passes the request on to it.
@@ -163,6 +177,8 @@ func described(s string, toks []token, h hit) bool {
 			return true
 		case sharedWith[w.at(h.to)] && !askers[w.at(h.to+1)]:
 			return true
+		case before == "to" && !addressees[w.at(h.from-2)] && (obligeVerbs[w.at(h.from-3)] || obligeVerbs[w.at(h.from-4)]):
+			return true // "persuade a guard to reveal the password"
 		case (last == "secret" || last == "secrets") && w.at(h.to-2) == "s" && w.at(h.to-3) != "you":
 			return true
 		}
@@ -209,6 +225,10 @@ func described(s string, toks []token, h hit) bool {
 			return true
 		case (last == "rule" || last == "rules") && domainNouns[object]:
 			return true
+		case object == "s" && !operatorOwners[w.at(h.to-3)] && strings.HasPrefix(last, "instruction"):
+			return true // "ignoring a client's instruction"
+		case w.causedBefore(h.from):
+			return true
 		}
 		return habitVerbs[before]
 	}
@@ -234,6 +254,28 @@ func (w hitWords) at(i int) string {
 func (w hitWords) anyPair(from, to int, f func(a, b string) bool) bool {
 	for i := from; i < to; i++ {
 		if f(w.at(i), w.at(i+1)) {
+			return true
+		}
+	}
+	return false
+}
+
+// causedBefore reports whether a causeVerbs word stands up to four words
+// before word i, in the same clause and with no word for the assistant
+// between them: "make my app ignore", not "let me make this clear:
+// ignore".
+func (w hitWords) causedBefore(i int) bool {
+	if i <= 0 || i >= len(w.toks) {
+		return false
+	}
+	for j := i - 1; j >= i-4 && j >= 0; j-- {
+		if strings.ContainsAny(w.s[w.toks[j].end:w.toks[j+1].start], ".,:;!?\n") {
+			return false
+		}
+		switch v := w.at(j); {
+		case addressees[v] || v == "yourself":
+			return false
+		case causeVerbs[v]:
 			return true
 		}
 	}

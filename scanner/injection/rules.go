@@ -629,12 +629,15 @@ var ruleSource = []struct {
 	// using the validate-email filter"): sending by e-mail is caught by its
 	// destination above.
 	{famExfiltration, "send|forward|upload|transmit|exfiltrate|leak *4 all|every|the|their|user|users|employee|employees *3 email~|data|file~|contact~|credential~|password~|information|detail~|record~|message~|cookie~|histor~|key~|token~"},
-	{famExfiltration, "requests|curl|wget|urllib|fetch post|get|urlopen"},
-	{famExfiltration, "os environ|system|popen|remove|walk|listdir"},
 	// Modules the planted code of an attack imports to log keys, mail
-	// contacts or spread. They count only in pasted content: in the user's
-	// own request "a limerick about a cat on my keyboard", "books about
-	// cryptography" and "how do I use subprocess" are questions.
+	// contacts or spread, and the calls it makes to read the environment,
+	// run commands and send what it found. They count only in pasted
+	// content: in the user's own request "a limerick about a cat on my
+	// keyboard", "books about cryptography", "how do I use subprocess" and
+	// "what does os.environ.get return if the variable isn't set" are
+	// questions.
+	{famCodeModule, "requests|curl|wget|urllib|fetch post|get|urlopen"},
+	{famCodeModule, "os environ|system|popen|remove|walk|listdir"},
 	{famCodeModule, "subprocess|keylogger|pynput|keyboard|mouse|socket|smtplib|yagmail|paramiko|ctypes|win32api|psutil|scapy|pyautogui|pyperclip|cryptography|fernet"},
 	// An AI addressed inside a document, an e-mail or a tool's result: the
 	// signature of an instruction planted for the assistant that reads it
