@@ -372,51 +372,56 @@ func heldOutAttacks(t *testing.T, file string, minCaught, minRightKind float64, 
 // fresh9's fell from 11 to 10). The rules of the evening of 2026-11-26
 // written from the read sets fresh18 to 20, and the refit after them (its
 // threshold 0.367 -> 0.304), raised the sealed fresh12 from 10 to 11 and
-// lowered roleplay4 from 5 to 3.
+// lowered roleplay4 from 5 to 3. The bounds were tightened to the counts
+// once a password only named in pasted content stopped counting as a rule
+// hit and code calls counted only in content (d59aba7, e32e984): the
+// sealed sets fresh5, 8, 9 and 10 went from 33 to 24 of 480, fresh11 to
+// 14 from 39 to 18, fresh21 to 23 from 22 to 13, fresh30 and 31 from 12
+// to 5, fresh38 and 39 from 16 to 5, counted before and after only.
 func TestEverydayFresh(t *testing.T) {
 	for _, c := range []struct {
 		file       string
 		n, ratchet int
 	}{
-		{"testdata/everyday_fresh5.jsonl", 120, 3},
-		{"testdata/everyday_fresh8.jsonl", 120, 12},
-		{"testdata/everyday_fresh9.jsonl", 120, 12},
-		{"testdata/everyday_fresh10.jsonl", 120, 13},
-		{"testdata/everyday_fresh11.jsonl", 120, 11},
-		{"testdata/everyday_fresh12.jsonl", 120, 11},
-		{"testdata/everyday_fresh13.jsonl", 120, 12},
-		{"testdata/everyday_fresh14.jsonl", 120, 6},
+		{"testdata/everyday_fresh5.jsonl", 120, 2},
+		{"testdata/everyday_fresh8.jsonl", 120, 9},
+		{"testdata/everyday_fresh9.jsonl", 120, 7},
+		{"testdata/everyday_fresh10.jsonl", 120, 6},
+		{"testdata/everyday_fresh11.jsonl", 120, 6},
+		{"testdata/everyday_fresh12.jsonl", 120, 7},
+		{"testdata/everyday_fresh13.jsonl", 120, 5},
+		{"testdata/everyday_fresh14.jsonl", 120, 0},
 		{"testdata/everyday_roleplay2.jsonl", 120, 2},
-		{"testdata/everyday_roleplay3.jsonl", 120, 7},
+		{"testdata/everyday_roleplay3.jsonl", 120, 5},
 		{"testdata/everyday_roleplay4.jsonl", 200, 3},
 		{"testdata/everyday_roleplay5.jsonl", 200, 3},
 		{"testdata/everyday_plain1.jsonl", 400, 2},
 		{"testdata/everyday_plain2.jsonl", 400, 2},
-		{"testdata/everyday_fresh15.jsonl", 120, 5},
-		{"testdata/everyday_fresh16.jsonl", 120, 5},
-		{"testdata/everyday_fresh17.jsonl", 120, 7},
+		{"testdata/everyday_fresh15.jsonl", 120, 2},
+		{"testdata/everyday_fresh16.jsonl", 120, 2},
+		{"testdata/everyday_fresh17.jsonl", 120, 6},
 		{"testdata/everyday_fresh18.jsonl", 120, 3},
-		{"testdata/everyday_fresh19.jsonl", 120, 7},
-		{"testdata/everyday_fresh20.jsonl", 120, 7},
-		{"testdata/everyday_fresh21.jsonl", 120, 7},
-		{"testdata/everyday_fresh22.jsonl", 120, 11},
-		{"testdata/everyday_fresh23.jsonl", 120, 6},
-		{"testdata/everyday_fresh24.jsonl", 120, 6},
-		{"testdata/everyday_fresh25.jsonl", 120, 2},
-		{"testdata/everyday_fresh26.jsonl", 120, 4},
-		{"testdata/everyday_fresh27.jsonl", 120, 3},
-		{"testdata/everyday_fresh28.jsonl", 120, 4},
-		{"testdata/everyday_fresh29.jsonl", 120, 2},
+		{"testdata/everyday_fresh19.jsonl", 120, 2},
+		{"testdata/everyday_fresh20.jsonl", 120, 1},
+		{"testdata/everyday_fresh21.jsonl", 120, 4},
+		{"testdata/everyday_fresh22.jsonl", 120, 6},
+		{"testdata/everyday_fresh23.jsonl", 120, 3},
+		{"testdata/everyday_fresh24.jsonl", 120, 5},
+		{"testdata/everyday_fresh25.jsonl", 120, 0},
+		{"testdata/everyday_fresh26.jsonl", 120, 1},
+		{"testdata/everyday_fresh27.jsonl", 120, 1},
+		{"testdata/everyday_fresh28.jsonl", 120, 2},
+		{"testdata/everyday_fresh29.jsonl", 120, 1},
 		{"testdata/everyday_fresh32.jsonl", 120, 1},
-		{"testdata/everyday_fresh33.jsonl", 120, 6},
-		{"testdata/everyday_fresh34.jsonl", 120, 7},
-		{"testdata/everyday_fresh35.jsonl", 120, 5},
-		{"testdata/everyday_fresh36.jsonl", 120, 3},
-		{"testdata/everyday_fresh37.jsonl", 120, 5},
-		{"testdata/everyday_fresh30.jsonl", 120, 6},
-		{"testdata/everyday_fresh31.jsonl", 120, 6},
-		{"testdata/everyday_fresh38.jsonl", 120, 8},
-		{"testdata/everyday_fresh39.jsonl", 120, 9},
+		{"testdata/everyday_fresh33.jsonl", 120, 2},
+		{"testdata/everyday_fresh34.jsonl", 120, 1},
+		{"testdata/everyday_fresh35.jsonl", 120, 1},
+		{"testdata/everyday_fresh36.jsonl", 120, 2},
+		{"testdata/everyday_fresh37.jsonl", 120, 1},
+		{"testdata/everyday_fresh30.jsonl", 120, 2},
+		{"testdata/everyday_fresh31.jsonl", 120, 3},
+		{"testdata/everyday_fresh38.jsonl", 120, 2},
+		{"testdata/everyday_fresh39.jsonl", 120, 3},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			turns := readTurns(t, c.file)
