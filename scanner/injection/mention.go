@@ -177,7 +177,7 @@ func described(s string, toks []token, h hit) bool {
 			return true
 		case sharedWith[w.at(h.to)] && !askers[w.at(h.to+1)]:
 			return true
-		case before == "to" && !addressees[w.at(h.from-2)] && (obligeVerbs[w.at(h.from-3)] || obligeVerbs[w.at(h.from-4)]):
+		case w.putOnThirdParty(h.from):
 			return true // "persuade a guard to reveal the password"
 		case (last == "secret" || last == "secrets") && w.at(h.to-2) == "s" && w.at(h.to-3) != "you":
 			return true
@@ -191,7 +191,7 @@ func described(s string, toks []token, h hit) bool {
 		switch {
 		case negated, (before == "i" || before == "we") && !lossWords[first]: // "I told you not to ...": the user's own
 			return true
-		case before == "to" && !addressees[w.at(h.from-2)] && (obligeVerbs[w.at(h.from-3)] || obligeVerbs[w.at(h.from-4)]):
+		case w.putOnThirdParty(h.from):
 			return true // "requiring the vendor to disclose any system prompts"
 		case (w.at(h.to) == "you" || w.at(h.to) == "u") && authoredVerbs[w.at(h.to+1)]:
 			return true
@@ -258,6 +258,14 @@ func (w hitWords) anyPair(from, to int, f func(a, b string) bool) bool {
 		}
 	}
 	return false
+}
+
+// putOnThirdParty reports whether the request starting at word i is put
+// on someone other than the assistant: "to" before it, and an obliging
+// verb before whoever it is asked of ("requiring the vendor to",
+// "persuade a guard to").
+func (w hitWords) putOnThirdParty(i int) bool {
+	return w.at(i-1) == "to" && !addressees[w.at(i-2)] && (obligeVerbs[w.at(i-3)] || obligeVerbs[w.at(i-4)])
 }
 
 // causedBefore reports whether a causeVerbs word stands up to four words
