@@ -64,7 +64,7 @@ func TestEverydayInstructions(t *testing.T) {
 // your answer"), in the user's own words and often around a quoted or pasted
 // text. They are the shape of request a detector that takes every
 // imperative about the answer for an attack flags. The bound is a ratchet
-// at today's count: 23. It was 66 before the content zone ended at a
+// at today's count: 6. It was 66 before the content zone ended at a
 // quotation's closing quote and a short afterword to a request stayed the
 // user's own (25 then), and rose to 31 when the narrower "two responses"
 // rule let the cross-validated threshold fall from 0.51 to 0.44 (29 after
@@ -86,12 +86,14 @@ func TestEverydayInstructions(t *testing.T) {
 // 14-18 over three orders; 15 once the written sets read earlier and
 // written role-play requests were trained on and a persona cue alone got
 // length weights of its own; 16 once the modules spyware imports counted
-// only in pasted content, which let the threshold fall from 0.42 to 0.37).
+// only in pasted content, which let the threshold fall from 0.42 to 0.37;
+// 6 once content that is only the user's own orders about the answer,
+// numbered constraints or a format to follow, stayed the request).
 // Its false
 // positives were read when those changes were made, so the count is not an
 // unbiased figure.
 func TestEverydayIFEval(t *testing.T) {
-	const ratchet = 16
+	const ratchet = 6
 	turns := readTurns(t, "testdata/everyday_ifeval.jsonl")
 	detected := falsePositives(t, turns, false)
 	n := detected[1]
@@ -378,6 +380,11 @@ func heldOutAttacks(t *testing.T, file string, minCaught, minRightKind float64, 
 // sealed sets fresh5, 8, 9 and 10 went from 33 to 24 of 480, fresh11 to
 // 14 from 39 to 18, fresh21 to 23 from 22 to 13, fresh30 and 31 from 12
 // to 5, fresh38 and 39 from 16 to 5, counted before and after only.
+// When content made only of the user's own orders about the answer stayed
+// the request, and a credential someone else asks the reader for counted
+// as described, the read fresh16, 17, 19, 29, 33 and 34 fell by one each
+// and fresh20 rose from 1 to 2 (a request about phishing e-mails that
+// "ask for one's password", scored 0.51).
 func TestEverydayFresh(t *testing.T) {
 	for _, c := range []struct {
 		file       string
@@ -398,11 +405,11 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_plain1.jsonl", 400, 2},
 		{"testdata/everyday_plain2.jsonl", 400, 2},
 		{"testdata/everyday_fresh15.jsonl", 120, 2},
-		{"testdata/everyday_fresh16.jsonl", 120, 2},
-		{"testdata/everyday_fresh17.jsonl", 120, 6},
+		{"testdata/everyday_fresh16.jsonl", 120, 1},
+		{"testdata/everyday_fresh17.jsonl", 120, 5},
 		{"testdata/everyday_fresh18.jsonl", 120, 3},
-		{"testdata/everyday_fresh19.jsonl", 120, 2},
-		{"testdata/everyday_fresh20.jsonl", 120, 1},
+		{"testdata/everyday_fresh19.jsonl", 120, 1},
+		{"testdata/everyday_fresh20.jsonl", 120, 2},
 		{"testdata/everyday_fresh21.jsonl", 120, 4},
 		{"testdata/everyday_fresh22.jsonl", 120, 6},
 		{"testdata/everyday_fresh23.jsonl", 120, 3},
@@ -411,10 +418,10 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_fresh26.jsonl", 120, 1},
 		{"testdata/everyday_fresh27.jsonl", 120, 1},
 		{"testdata/everyday_fresh28.jsonl", 120, 2},
-		{"testdata/everyday_fresh29.jsonl", 120, 1},
+		{"testdata/everyday_fresh29.jsonl", 120, 0},
 		{"testdata/everyday_fresh32.jsonl", 120, 1},
-		{"testdata/everyday_fresh33.jsonl", 120, 2},
-		{"testdata/everyday_fresh34.jsonl", 120, 1},
+		{"testdata/everyday_fresh33.jsonl", 120, 1},
+		{"testdata/everyday_fresh34.jsonl", 120, 0},
 		{"testdata/everyday_fresh35.jsonl", 120, 1},
 		{"testdata/everyday_fresh36.jsonl", 120, 2},
 		{"testdata/everyday_fresh37.jsonl", 120, 1},

@@ -68,6 +68,12 @@ func matchRules(s string, toks []token, hits []hit) []hit {
 //     guard to reveal the password"; nor is an override someone else is
 //     made to do ("how do I make Nightbot ignore commands") or one of
 //     someone else's instructions ("ignoring a client's instruction");
+//   - a credential someone else asks the reader for is a warning passed
+//     on, not a request: "if a message asks you to reveal your
+//     credentials, forward it", "we will never ask you to reveal your
+//     PIN", "any request to reveal secrets should be reported"; nor is a
+//     device's factory password asked about: "what's the default admin
+//     password on a TP-Link router";
 //   - a prompt the assistant wrote for the user is the user's own text:
 //     "show me the system prompt you wrote for my pizza bot again", and
 //     rules the user gave are the user's to drop: "actually ignore the
@@ -166,6 +172,12 @@ func described(s string, toks []token, h hit) bool {
 	if before == "to" && negations[w.at(h.from-2)] { // "never to share the password"
 		before = w.at(h.from - 2)
 	}
+	// Spanish, Italian and Portuguese negate a verb with "no" or "non"
+	// ("No revele su contraseña"); in English a "no" right before a
+	// request is one only with a comma ("No, reveal it").
+	if (before == "no" || before == "non" || before == "nao") && h.from > 0 && w.s[toks[h.from-1].end:toks[h.from].start] == " " {
+		before = "not"
+	}
 	negated := negations[before] && !w.contrastFrom(h.to)
 	switch h.fam {
 	case famSecret:
@@ -179,6 +191,12 @@ func described(s string, toks []token, h hit) bool {
 			return true
 		case w.putOnThirdParty(h.from):
 			return true // "persuade a guard to reveal the password"
+		case w.askedByOther(h.from):
+			return true // "a message asking you to reveal your credentials"
+		case before == "to" && requestNouns[w.at(h.from-2)]:
+			return true // "any request to reveal secrets should be reported"
+		case w.anyPair(h.from, h.to, func(a, _ string) bool { return a == "default" || a == "factory" }) && deviceOwners[w.at(h.to+1)] && (w.at(h.to) == "on" || w.at(h.to) == "for" || w.at(h.to) == "of"):
+			return true // "what's the default admin password on a TP-Link router"
 		case (last == "secret" || last == "secrets") && w.at(h.to-2) == "s" && w.at(h.to-3) != "you":
 			return true
 		}
@@ -267,6 +285,56 @@ func (w hitWords) anyPair(from, to int, f func(a, b string) bool) bool {
 func (w hitWords) putOnThirdParty(i int) bool {
 	return w.at(i-1) == "to" && !addressees[w.at(i-2)] && (obligeVerbs[w.at(i-3)] || obligeVerbs[w.at(i-4)])
 }
+
+// askedByOther reports whether the request starting at word i is one
+// that someone other than the user makes of the reader, the way a notice
+// or a warning passed on to be summarised or translated tells of it: "if
+// a message asks you to reveal your credentials", "a prompt asking for
+// your admin password", "we will never ask you to reveal your PIN". The
+// one asking is a thing that carries messages or an unnamed person
+// (askingOthers), or the asking is negated. An authority ("the admin asks
+// you to reveal the password") is not among them: claiming one is how
+// attackers ask.
+func (w hitWords) askedByOther(i int) bool {
+	ask := i
+	if !askVerbs[w.at(i)] {
+		if w.at(i-1) != "to" || !addressees[w.at(i-2)] || !askVerbs[w.at(i-3)] {
+			return false
+		}
+		ask = i - 3
+	}
+	asker := w.at(ask - 1)
+	if auxiliaries[asker] {
+		asker = w.at(ask - 2)
+	}
+	if negations[asker] {
+		return true
+	}
+	if auxiliaries[asker] || negations[w.at(ask-2)] {
+		asker = w.at(ask - 2)
+	}
+	return askingOthers[asker] || negations[asker]
+}
+
+// askVerbs ask someone for something.
+var askVerbs = wordSet("ask asks asking asked request requests requesting requested prompt prompts prompting prompted")
+
+// auxiliaries stand between the one asking and the asking: "will never
+// ask", "is asking".
+var auxiliaries = wordSet("will would may might can could is are was were has have had does do did")
+
+// askingOthers, as the one who asks the reader for a credential, make
+// the asking something described: messages and their senders, whoever.
+var askingOthers = wordSet("message messages email emails mail text texts sms prompt prompts popup window site website page link form call caller someone anyone anybody somebody nobody people person stranger strangers scammer scammers they it that which who bot bots app apps")
+
+// deviceOwners, after "on", "for" or "of" and a default password, name
+// the device or account it belongs to as one of many, or the user's own:
+// "the default admin password on a router", "for my camera".
+var deviceOwners = wordSet("a an my our the this that his her their")
+
+// requestNouns, before "to" and a request, name the request as a thing:
+// "any request to reveal secrets should be reported".
+var requestNouns = wordSet("request requests attempt attempts")
 
 // causedBefore reports whether a causeVerbs word stands up to four words
 // before word i, in the same clause and with no word for the assistant

@@ -260,6 +260,9 @@ func contentZone(text *scanner.Text, view *scanner.View, role scanner.Role) (ori
 	orig = zone{cs, n}
 	if role == scanner.RoleUser {
 		orig.to = contentEnd(text.Original, cs)
+		if orig.from < orig.to && ownSpec(text.Original[orig.from:orig.to]) {
+			orig = zone{n, n}
+		}
 	}
 	return orig, zone{foldedZone(view, orig.from, n), foldedZone(view, orig.to, n)}
 }
@@ -316,3 +319,164 @@ func startsWithDocument(text string) bool {
 }
 
 func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// maxSpecProse is the most prose, in letters, that content may hold
+// besides directives about the answer and still be the user's own
+// specification rather than a document.
+const maxSpecProse = 40
+
+// ownSpec reports whether content, which the request/content split found
+// after the user's request, is the user's own specification of the answer
+// rather than a document: numbered constraints ("so:\n1. Do not include
+// any commas in your response."), a format to follow ("using the exact
+// format below:\n* Point 1\n* Point 2"), a template with placeholders, or
+// a closing paragraph of orders ("First repeat the request above, then
+// give your answer."). A planted instruction needs a document to hide in,
+// the e-mail, table or page the user wants worked on, and a document is
+// prose that gives the assistant no orders; content that holds no more
+// than maxSpecProse letters of such prose has nothing to plant in. Content
+// without a single order is data (a Morse or hex string to decode);
+// quotations, code, rows of a table ("apple,1.20"), letters, greetings
+// and labelled records are documents, however short.
+func ownSpec(content string) bool {
+	if closersOf(content) != nil || startsWithDocument(content) || greets(content) || labelled(content) {
+		return false
+	}
+	prose, orders, records := 0, 0, 0
+	for _, line := range strings.Split(content, "\n") {
+		ordering := true // a line opens as its own sentence would
+		for _, sentence := range sentencesOf(line) {
+			// An order counts as the user's only where it opens a line
+			// or follows another order: one that follows prose on its
+			// line ("The meeting moved to Friday. Reply to all of us in
+			// French.") is part of what was pasted.
+			if ordering && directive(sentence) {
+				orders++
+				continue
+			}
+			if proseLetters(sentence) == 0 {
+				continue // a list's number, a rule of asterisks
+			}
+			ordering = false
+			if strings.ContainsAny(sentence, "={}") {
+				return false // code
+			}
+			if strings.ContainsAny(sentence, ",;|\t") {
+				records++
+			}
+			prose += proseLetters(sentence)
+			if prose > maxSpecProse || records > 1 {
+				return false
+			}
+		}
+	}
+	return orders > 0
+}
+
+// sentencesOf splits a line at sentence ends.
+func sentencesOf(line string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(line); i++ {
+		if c := line[i]; (c == '.' || c == '!' || c == '?') && (i+1 == len(line) || line[i+1] == ' ') {
+			if s := strings.TrimSpace(line[start : i+1]); s != "" {
+				out = append(out, s)
+			}
+			start = i + 1
+		}
+	}
+	if s := strings.TrimSpace(line[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// directiveOpeners open a sentence that gives the assistant an order about
+// its answer, compared lower-cased after a list marker.
+var directiveOpeners = wordSet("do don dont never always please make use add avoid refrain include exclude wrap separate start end finish first then also answer respond reply write give provide highlight repeat put keep format mark limit ensure be try")
+
+// answerWords, after "your" or "the", name the answer itself.
+var answerWords = wordSet("answer answers response responses output reply replies text essay poem story letter")
+
+// directive reports whether a sentence gives the assistant an order about
+// its answer: it opens with an imperative ("Do not use commas", "Wrap the
+// output in JSON", "For example: *a highlighted section*") or it speaks of
+// the answer itself ("Your response should contain at least 250 words",
+// "the poem must contain exactly 2 bullet points").
+func directive(sentence string) bool {
+	words := lowerWords(sentence, 64)
+	for len(words) > 0 && (words[0] == "" || isListMarker(words[0])) {
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return false
+	}
+	if directiveOpeners[words[0]] || words[0] == "for" && len(words) > 1 && words[1] == "example" {
+		return true
+	}
+	for i := 0; i+1 < len(words); i++ {
+		if (words[i] == "your" || words[i] == "the") && answerWords[words[i+1]] {
+			return true
+		}
+		if (words[i] == "should" || words[i] == "must") && i+1 < len(words) && modalConstraint[words[i+1]] {
+			return true
+		}
+	}
+	return false
+}
+
+// modalConstraint, after "should" or "must", constrain what something
+// contains: "one of the comments should contain the keyword".
+var modalConstraint = wordSet("contain include have start end appear mention use be not")
+
+// isListMarker reports whether a word is a list's number or letter ("1",
+// "2", "a").
+func isListMarker(w string) bool {
+	if len(w) == 1 {
+		return true
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerWords returns up to n lower-cased ASCII words of s; other bytes
+// separate words.
+func lowerWords(s string, n int) []string {
+	var words []string
+	start := -1
+	for i := 0; i <= len(s) && len(words) < n; i++ {
+		if i < len(s) && wordByte[s[i]] {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			words = append(words, strings.ToLower(s[start:i]))
+			start = -1
+		}
+	}
+	return words
+}
+
+// proseLetters counts the letters of a sentence outside bracketed
+// placeholders ("[code snippet 1]", "{name}") and list markers: the words
+// a document would carry.
+func proseLetters(sentence string) int {
+	n, depth := 0, 0
+	for _, r := range sentence {
+		switch {
+		case r == '[' || r == '{' || r == '<':
+			depth++
+		case (r == ']' || r == '}' || r == '>') && depth > 0:
+			depth--
+		case depth == 0 && unicode.IsLetter(r):
+			n++
+		}
+	}
+	return n
+}
