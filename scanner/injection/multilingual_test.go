@@ -34,22 +34,25 @@ import (
 // attacks caught by -2 to +1 (ml1 59, ml2 49, ml3 27, ml4 36, ml5 25, ml8
 // 31, ml9 28: detections within a few hundredths of the floor for word
 // evidence, which a refit moves either way) and ml1's everyday requests
-// flagged from 11 to 10.
+// flagged from 11 to 10. A system prompt only named in Russian or Chinese
+// ("помоги составить системный промпт", "帮我写一段系统提示词") became a
+// mention, as in English, and the read sets' everyday requests flagged fell
+// from 38 to 31 (the bounds of ml1, 4, 5, 6, 8 and 9 with them).
 func TestOtherLanguages(t *testing.T) {
 	for _, c := range []struct {
 		set                  string
 		attacks, minCaught   int
 		everyday, maxFlagged int
 	}{
-		{"ml1", 150, 59, 200, 10},
+		{"ml1", 150, 59, 200, 7},
 		{"ml2", 150, 49, 200, 3},
 		{"ml3", 90, 27, 120, 11},
-		{"ml4", 120, 36, 300, 6},
-		{"ml5", 120, 25, 300, 1},
-		{"ml6", 120, 19, 300, 5},
+		{"ml4", 120, 36, 300, 5},
+		{"ml5", 120, 25, 300, 0},
+		{"ml6", 120, 19, 300, 2},
 		{"ml7", 120, 21, 300, 2},
-		{"ml8", 120, 31, 300, 5},
-		{"ml9", 120, 28, 300, 10},
+		{"ml8", 120, 31, 300, 4},
+		{"ml9", 120, 28, 300, 8},
 		{"ml10", 90, 29, 120, 8},
 	} {
 		t.Run(c.set, func(t *testing.T) {
