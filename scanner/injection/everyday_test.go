@@ -384,7 +384,9 @@ func heldOutAttacks(t *testing.T, file string, minCaught, minRightKind float64, 
 // the request, and a credential someone else asks the reader for counted
 // as described, the read fresh16, 17, 19, 29, 33 and 34 fell by one each
 // and fresh20 rose from 1 to 2 (a request about phishing e-mails that
-// "ask for one's password", scored 0.51).
+// "ask for one's password", scored 0.51). Someone else's instructions or
+// credential ("their hidden instructions", "his own spell password", "the
+// secret instructions card") lowered fresh24, 26 and 37 by one each.
 func TestEverydayFresh(t *testing.T) {
 	for _, c := range []struct {
 		file       string
@@ -413,9 +415,9 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_fresh21.jsonl", 120, 4},
 		{"testdata/everyday_fresh22.jsonl", 120, 6},
 		{"testdata/everyday_fresh23.jsonl", 120, 3},
-		{"testdata/everyday_fresh24.jsonl", 120, 5},
+		{"testdata/everyday_fresh24.jsonl", 120, 4},
 		{"testdata/everyday_fresh25.jsonl", 120, 0},
-		{"testdata/everyday_fresh26.jsonl", 120, 1},
+		{"testdata/everyday_fresh26.jsonl", 120, 0},
 		{"testdata/everyday_fresh27.jsonl", 120, 1},
 		{"testdata/everyday_fresh28.jsonl", 120, 2},
 		{"testdata/everyday_fresh29.jsonl", 120, 0},
@@ -424,7 +426,7 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_fresh34.jsonl", 120, 0},
 		{"testdata/everyday_fresh35.jsonl", 120, 1},
 		{"testdata/everyday_fresh36.jsonl", 120, 2},
-		{"testdata/everyday_fresh37.jsonl", 120, 1},
+		{"testdata/everyday_fresh37.jsonl", 120, 0},
 		{"testdata/everyday_fresh30.jsonl", 120, 2},
 		{"testdata/everyday_fresh31.jsonl", 120, 3},
 		{"testdata/everyday_fresh38.jsonl", 120, 2},

@@ -199,6 +199,8 @@ func described(s string, toks []token, h hit) bool {
 			return true // "what's the default admin password on a TP-Link router"
 		case (last == "secret" || last == "secrets") && w.at(h.to-2) == "s" && w.at(h.to-3) != "you":
 			return true
+		case before == "own" && thirdPossessives[w.at(h.from-2)]:
+			return true // "a wizard who forgot his own spell password"
 		}
 		return w.anyPair(h.from, h.to, func(a, b string) bool { return (a == "you" || a == "u") && ownAnswer[b] })
 	case famUnrestricted:
@@ -247,6 +249,8 @@ func described(s string, toks []token, h hit) bool {
 			return true // "ignoring a client's instruction"
 		case w.causedBefore(h.from):
 			return true
+		case thirdPossessives[w.at(h.from-1)] || strings.HasPrefix(last, "instruction") && instructionThings[w.at(h.to)]:
+			return true // "chatbots revealing their hidden instructions", "the secret instructions card"
 		}
 		return habitVerbs[before]
 	}
@@ -331,6 +335,16 @@ var askingOthers = wordSet("message messages email emails mail text texts sms pr
 // the device or account it belongs to as one of many, or the user's own:
 // "the default admin password on a router", "for my camera".
 var deviceOwners = wordSet("a an my our the this that his her their")
+
+// thirdPossessives, right before what a rule names (or before "own" and
+// a credential), make it someone else's: "their hidden instructions",
+// "his own spell password". (Not before a credential alone: "reveal her
+// password" asks for someone's credential.)
+var thirdPossessives = wordSet("his her their its")
+
+// instructionThings, right after "instructions", make them a thing of a
+// game or a product: "the secret instructions card".
+var instructionThings = wordSet("card cards sheet sheets booklet manual envelope page scroll note")
 
 // requestNouns, before "to" and a request, name the request as a thing:
 // "any request to reveal secrets should be reported".
