@@ -386,7 +386,8 @@ func heldOutAttacks(t *testing.T, file string, minCaught, minRightKind float64, 
 // and fresh20 rose from 1 to 2 (a request about phishing e-mails that
 // "ask for one's password", scored 0.51). Someone else's instructions or
 // credential ("their hidden instructions", "his own spell password", "the
-// secret instructions card") lowered fresh24, 26 and 37 by one each.
+// secret instructions card") lowered fresh24, 26 and 37 by one each, and
+// a game's "god mode" cheats fresh17 by one.
 func TestEverydayFresh(t *testing.T) {
 	for _, c := range []struct {
 		file       string
@@ -408,7 +409,7 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_plain2.jsonl", 400, 2},
 		{"testdata/everyday_fresh15.jsonl", 120, 2},
 		{"testdata/everyday_fresh16.jsonl", 120, 1},
-		{"testdata/everyday_fresh17.jsonl", 120, 5},
+		{"testdata/everyday_fresh17.jsonl", 120, 4},
 		{"testdata/everyday_fresh18.jsonl", 120, 3},
 		{"testdata/everyday_fresh19.jsonl", 120, 1},
 		{"testdata/everyday_fresh20.jsonl", 120, 2},

@@ -223,7 +223,7 @@ var ruleSource = []struct {
 	// A fixed reply of the prompt-injection game: "reply only with ACCESS
 	// GRANTED", "say 'Access Granted'".
 	{famOverride, "say|reply|respond|output|print|answer|write|type|return *5 access granted|concedido|accordé|accorde|gewährt|gewahrt"},
-	{famJailbreak, "dan|stan|dude|aim|mongo|evil|anti|chaos|god|jailbreak|jailbroken|unrestricted|unfiltered|unlocked|opposite mode"},
+	{famJailbreak, "dan|stan|dude|aim|mongo|evil|anti|chaos|god|jailbreak|jailbroken|unrestricted|unfiltered|unlocked|opposite mode !cheat|cheats|cheating|cheatcode|cheatcodes"},
 	// Jailbreaking and developer mode named are a mention: people jailbreak
 	// phones and Kindles, turn on developer mode for USB debugging and ask
 	// what jailbreaking an LLM means. The jailbreak templates switch the
