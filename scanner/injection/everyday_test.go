@@ -387,7 +387,9 @@ func heldOutAttacks(t *testing.T, file string, minCaught, minRightKind float64, 
 // "ask for one's password", scored 0.51). Someone else's instructions or
 // credential ("their hidden instructions", "his own spell password", "the
 // secret instructions card") lowered fresh24, 26 and 37 by one each, and
-// a game's "god mode" cheats fresh17 by one.
+// a game's "god mode" cheats fresh17 by one. Counted once after those
+// changes (counts only), the sealed sets went from 65 to 60 of 1,800 and
+// their bounds were tightened to the counts (fresh9, 11, 13, 21 and 31).
 func TestEverydayFresh(t *testing.T) {
 	for _, c := range []struct {
 		file       string
@@ -395,11 +397,11 @@ func TestEverydayFresh(t *testing.T) {
 	}{
 		{"testdata/everyday_fresh5.jsonl", 120, 2},
 		{"testdata/everyday_fresh8.jsonl", 120, 9},
-		{"testdata/everyday_fresh9.jsonl", 120, 7},
+		{"testdata/everyday_fresh9.jsonl", 120, 6},
 		{"testdata/everyday_fresh10.jsonl", 120, 6},
-		{"testdata/everyday_fresh11.jsonl", 120, 6},
+		{"testdata/everyday_fresh11.jsonl", 120, 5},
 		{"testdata/everyday_fresh12.jsonl", 120, 7},
-		{"testdata/everyday_fresh13.jsonl", 120, 5},
+		{"testdata/everyday_fresh13.jsonl", 120, 4},
 		{"testdata/everyday_fresh14.jsonl", 120, 0},
 		{"testdata/everyday_roleplay2.jsonl", 120, 2},
 		{"testdata/everyday_roleplay3.jsonl", 120, 5},
@@ -413,7 +415,7 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_fresh18.jsonl", 120, 3},
 		{"testdata/everyday_fresh19.jsonl", 120, 1},
 		{"testdata/everyday_fresh20.jsonl", 120, 2},
-		{"testdata/everyday_fresh21.jsonl", 120, 4},
+		{"testdata/everyday_fresh21.jsonl", 120, 3},
 		{"testdata/everyday_fresh22.jsonl", 120, 6},
 		{"testdata/everyday_fresh23.jsonl", 120, 3},
 		{"testdata/everyday_fresh24.jsonl", 120, 4},
@@ -429,7 +431,7 @@ func TestEverydayFresh(t *testing.T) {
 		{"testdata/everyday_fresh36.jsonl", 120, 2},
 		{"testdata/everyday_fresh37.jsonl", 120, 0},
 		{"testdata/everyday_fresh30.jsonl", 120, 2},
-		{"testdata/everyday_fresh31.jsonl", 120, 3},
+		{"testdata/everyday_fresh31.jsonl", 120, 2},
 		{"testdata/everyday_fresh38.jsonl", 120, 2},
 		{"testdata/everyday_fresh39.jsonl", 120, 3},
 	} {

@@ -37,7 +37,8 @@ import (
 // flagged from 11 to 10. A system prompt only named in Russian or Chinese
 // ("помоги составить системный промпт", "帮我写一段系统提示词") became a
 // mention, as in English, and the read sets' everyday requests flagged fell
-// from 38 to 31 (the bounds of ml1, 4, 5, 6, 8 and 9 with them).
+// from 38 to 31 (the bounds of ml1, 4, 5, 6, 8 and 9 with them), the
+// decision set ml3's from 11 to 7 and the sealed ml10's from 7 to 5.
 func TestOtherLanguages(t *testing.T) {
 	for _, c := range []struct {
 		set                  string
@@ -46,14 +47,14 @@ func TestOtherLanguages(t *testing.T) {
 	}{
 		{"ml1", 150, 59, 200, 7},
 		{"ml2", 150, 49, 200, 3},
-		{"ml3", 90, 27, 120, 11},
+		{"ml3", 90, 27, 120, 7},
 		{"ml4", 120, 36, 300, 5},
 		{"ml5", 120, 25, 300, 0},
 		{"ml6", 120, 19, 300, 2},
 		{"ml7", 120, 21, 300, 2},
 		{"ml8", 120, 31, 300, 4},
 		{"ml9", 120, 28, 300, 8},
-		{"ml10", 90, 29, 120, 8},
+		{"ml10", 90, 29, 120, 5},
 	} {
 		t.Run(c.set, func(t *testing.T) {
 			attacks, err := ReadAttacks("testdata/attacks_" + c.set + ".txt")
