@@ -383,6 +383,32 @@ walk:
 	return i
 }
 
+// letterOfTwo reports whether s[i:] starts with a letter, digit or mark
+// written in two bytes (U+0080 to U+07FF): part of a word to extract, and
+// none of the letters cjkScript classes.
+func letterOfTwo(s string, i int) bool {
+	if i+1 >= len(s) {
+		return false
+	}
+	c0, c1 := s[i], s[i+1]
+	if c0 < 0xc2 || c0 > 0xdf || c1&0xc0 != 0x80 {
+		return false
+	}
+	r := uint32(c0&0x1f)<<6 | uint32(c1&0x3f)
+	return wordRunesOfTwo[r/64]&(1<<(r%64)) != 0
+}
+
+// wordRunesOfTwo is the bit set of the letters, digits and marks below
+// U+0800.
+var wordRunesOfTwo = func() (set [0x800 / 64]uint64) {
+	for r := rune(utf8.RuneSelf); r < 0x800; r++ {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) {
+			set[r/64] |= 1 << (r % 64)
+		}
+	}
+	return set
+}()
+
 // cjkScript classes the letters of Chinese and Japanese: 1 Han (hanzi,
 // kanji), 2 hiragana, 3 katakana (with the prolonged sound mark "ー"); 0 any
 // other. Neither language writes spaces between words. Japanese changes
@@ -393,6 +419,12 @@ walk:
 // are the character pairs ("忽略", "指示") a rule or a weight can key on,
 // where the whole run as one word would never recur.
 func cjkScript(r rune) int {
+	if r < firstCJK {
+		// The letters of most other scripts (Latin, Cyrillic, Arabic,
+		// Thai, those of India ...) come before the first of these: one
+		// compare spares them three searches of the tables.
+		return 0
+	}
 	switch {
 	case r == '\u30fc' || unicode.Is(unicode.Katakana, r):
 		return 3
@@ -403,6 +435,9 @@ func cjkScript(r rune) int {
 	}
 	return 0
 }
+
+// firstCJK is the first letter cjkScript classes: a Han radical.
+const firstCJK = '\u2e80'
 
 // maybePlaceholder reports whether the placeholder may start at s[i]; the
 // walk then stops for extract to check it in full.
@@ -438,6 +473,15 @@ func (sp *featureSpec) extract(s string, out *featureSink, weights []int8) {
 			// Only the start of the placeholder: an ordinary word byte.
 			w.wordByte(c, i, i+1)
 			i++
+			continue
+		}
+		if letterOfTwo(s, i) {
+			// Most letters beyond ASCII (Latin, Greek, Cyrillic, Arabic
+			// ...), which need neither the decoder nor the tables: no
+			// separator, and no letter cjkScript classes.
+			w.wordByte(s[i], i, i+1)
+			w.wordByte(s[i+1], i+1, i+2)
+			i += 2
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])

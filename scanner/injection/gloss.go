@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	mathbits "math/bits"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/promptwall/promptwall/scanner/internal/swar"
 )
@@ -28,7 +30,7 @@ import (
 // it decides more than the text's own words did, except an instruction it
 // finds planted in pasted content (Scanner.scan says why). An English
 // text is never glossed, so the gloss costs nothing there; a 2 KB text in
-// another language costs about four times an English one (the gloss, and
+// another language costs about three times an English one (the gloss, and
 // the gloss judged: BenchmarkScanOtherLanguage2KB).
 //
 // The word lists (gloss/README.md) hold the words of attacks (ignore,
@@ -58,47 +60,77 @@ type lexicon struct {
 	table   entryTable
 	// stems maps a folded word start ("instrukcj") to its concepts: a
 	// word that begins with it and has no concept of its own takes them;
-	// the longest stem wins.
-	stems map[string][]sense
-	// stemLens are the byte lengths of the stems, longest first, and
-	// stemHeads a bit set of the first four bytes of every stem (by
-	// headBit): a word whose bit is clear begins with no stem, which
-	// settles most words with one bit test.
-	stemLens  []int
-	stemHeads *[headBits / 64]uint64
+	// the longest stem wins. The map serves the parse; lookups use
+	// stemTable, which holds the stems as entries by their hash: a word's
+	// starts are hashed byte by byte as it is read, and each costs a
+	// multiply and a probe, where a map of strings would hash it anew.
+	stems     map[string][]sense
+	stemTable entryTable
+	// isStemLen tells the byte lengths of the stems, and stemHeads is a
+	// bit set of the first four bytes of every stem (by headBit): a word
+	// whose bit is clear begins with no stem, which settles most words
+	// with one bit test. stemPrefixes is a bit set of the hashes of the
+	// starts of stems, four bytes long or longer (by prefixBit): a word
+	// whose start's bit is clear begins no stem that long or longer, which
+	// ends the search for its stem.
+	isStemLen    []bool
+	stemHeads    *[headBits / 64]uint64
+	stemPrefixes *[prefixBits / 64]uint64
 	// substrings replaces, per language written without spaces (Chinese,
 	// Japanese, Thai), the forms found anywhere in a text, longest first;
 	// substringLangs are their language indexes.
 	substrings     []*strings.Replacer
 	substringLangs []int
+	// concepts are the concepts of the lists, by conceptID. conceptIDs
+	// numbers them while the lists are read, and conceptRoles are their
+	// roles then, found once for all the forms of a concept.
+	concepts     []string
+	conceptIDs   map[string]conceptID
+	conceptRoles []role
 }
+
+// conceptID numbers a concept of the lists (lexicon.concepts). 0 is no
+// concept, the empty word.
+type conceptID uint32
 
 // wordEntry is what the lists say of one folded word.
 type wordEntry struct {
 	// form is the word itself, which tells it from another word of the
 	// same hash.
 	form string
-	// senses are its concepts, one per language that has it.
-	senses []sense
+	// senses are its concepts, one per language that has it, in the
+	// order of the languages, and senseLangs the bit set of those
+	// languages: its sense in language l, if any, is the one after as
+	// many senses as senseLangs has bits below l.
+	senses     []sense
+	senseLangs uint64
 	// phrases are the phrases of several words ("a_partir_de_ahora") it
-	// starts, longest first, and phraseLangs the bit set of their
-	// languages: most words that start a phrase in one language ("de")
-	// start none in the language of the text.
+	// starts, by language and in each the longest first, and phraseLangs
+	// the bit set of their languages: most words that start a phrase in
+	// one language ("de") start none in the language of the text.
+	// phraseEnds are where the phrases of each language of phraseLangs
+	// end in phrases (phrasesIn).
 	phrases     []phrase
 	phraseLangs uint64
+	phraseEnds  []int
 }
 
-// sense is a concept in one language.
+// sense is a concept in one language. spelt says, of a word's own
+// sense, whether the concept is spelt as the word ("prompt", "admin"),
+// which then replaces nothing.
 type sense struct {
 	lang    int
 	concept string
+	id      conceptID
 	role    role
+	spelt   bool
 }
 
 type phrase struct {
 	lang    int
 	words   []string
 	concept string
+	id      conceptID
 	role    role
 }
 
@@ -118,7 +150,8 @@ func theLexicon() (*lexicon, error) {
 // form~ a_b ...", a file read later overriding a form of an earlier one of
 // its language.
 func parseLexicon(fsys fs.FS) (*lexicon, error) {
-	lx := &lexicon{entries: map[uint64]*wordEntry{}, stems: map[string][]sense{}, stemHeads: new([headBits / 64]uint64)}
+	lx := &lexicon{entries: map[uint64]*wordEntry{}, stems: map[string][]sense{}, stemHeads: new([headBits / 64]uint64), stemPrefixes: new([prefixBits / 64]uint64),
+		concepts: []string{""}, conceptIDs: map[string]conceptID{"": 0}, conceptRoles: []role{0}}
 	names, err := fs.Glob(fsys, "gloss/*.tsv")
 	if err != nil {
 		return nil, err
@@ -199,7 +232,8 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 				if err != nil {
 					return nil, fmt.Errorf("injection: gloss %s: %w", lang, err)
 				}
-				e.phrases = append(e.phrases, phrase{lang: li, words: parts, concept: concept, role: conceptRole(concept)})
+				id := lx.conceptID(concept)
+				e.phrases = append(e.phrases, phrase{lang: li, words: parts, concept: concept, id: id, role: lx.conceptRoles[id]})
 				e.phraseLangs |= 1 << li
 				continue
 			}
@@ -212,7 +246,9 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 					// A form spelt as its concept ("prompt", "admin")
 					// replaces nothing but is still the concept, for
 					// englishOrder.
-					e.senses = append(e.senses, sense{li, concept, conceptRole(concept)})
+					sn := lx.sense(li, concept)
+					sn.spelt = concept == sp
+					e.senses = append(e.senses, sn)
 				}
 			}
 		}
@@ -229,10 +265,7 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 				if len(fw) < 4 || conceptIn(lx.stems[fw], li) != "" {
 					continue
 				}
-				if !slices.Contains(lx.stemLens, len(fw)) {
-					lx.stemLens = append(lx.stemLens, len(fw))
-				}
-				lx.stems[fw] = append(lx.stems[fw], sense{li, concept, conceptRole(concept)})
+				lx.stems[fw] = append(lx.stems[fw], lx.sense(li, concept))
 				h := headBit(fw)
 				lx.stemHeads[h/64] |= 1 << (h % 64)
 			}
@@ -256,13 +289,70 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 			lx.substringLangs = append(lx.substringLangs, li)
 		}
 	}
-	sort.Sort(sort.Reverse(sort.IntSlice(lx.stemLens)))
 	for _, e := range lx.entries {
-		sort.SliceStable(e.phrases, func(i, j int) bool { return len(e.phrases[i].words) > len(e.phrases[j].words) })
+		// Stable: of two phrases of a language and length, the one
+		// read first is tried first.
+		sort.SliceStable(e.phrases, func(i, j int) bool {
+			a, b := &e.phrases[i], &e.phrases[j]
+			return a.lang < b.lang || a.lang == b.lang && len(a.words) > len(b.words)
+		})
+		for k, p := range e.phrases {
+			if k+1 == len(e.phrases) || e.phrases[k+1].lang != p.lang {
+				e.phraseEnds = append(e.phraseEnds, k+1)
+			}
+		}
+		e.senseLangs = langsOf(e.senses)
 	}
-	// The map served the parse (lx.entry); lookups use the table.
+	stems := map[uint64]*wordEntry{}
+	for stem, ss := range lx.stems {
+		if len(stem) >= len(lx.isStemLen) {
+			lx.isStemLen = append(lx.isStemLen, make([]bool, len(stem)+1-len(lx.isStemLen))...)
+		}
+		lx.isStemLen[len(stem)] = true
+		h := uint64(fnvOffset)
+		for n := 0; n < len(stem); n++ {
+			if h = (h ^ uint64(stem[n])) * fnvPrime; n+1 >= 4 {
+				b := prefixBit(h)
+				lx.stemPrefixes[b/64] |= 1 << (b % 64)
+			}
+		}
+		if other, ok := stems[h]; ok {
+			return nil, fmt.Errorf("injection: gloss stems %q and %q have the same hash", other.form, stem)
+		}
+		stems[h] = &wordEntry{form: stem, senses: ss, senseLangs: langsOf(ss)}
+	}
+	// The maps served the parse (lx.entry); lookups use the tables.
 	lx.table, lx.entries = newEntryTable(lx.entries), nil
+	lx.stemTable, lx.stems = newEntryTable(stems), nil
+	lx.conceptIDs, lx.conceptRoles = nil, nil
 	return lx, nil
+}
+
+// sense returns the sense of concept in language lang.
+func (lx *lexicon) sense(lang int, concept string) sense {
+	id := lx.conceptID(concept)
+	return sense{lang: lang, concept: concept, id: id, role: lx.conceptRoles[id]}
+}
+
+// conceptID returns the number of concept, numbering it if new.
+func (lx *lexicon) conceptID(concept string) conceptID {
+	id, ok := lx.conceptIDs[concept]
+	if !ok {
+		id = conceptID(len(lx.concepts))
+		lx.concepts = append(lx.concepts, concept)
+		lx.conceptRoles = append(lx.conceptRoles, conceptRole(concept))
+		lx.conceptIDs[concept] = id
+	}
+	return id
+}
+
+// langsOf returns the bit set of the languages of senses.
+func langsOf(senses []sense) uint64 {
+	var langs uint64
+	for _, sn := range senses {
+		langs |= 1 << sn.lang
+	}
+	return langs
 }
 
 // entry returns the entry of the folded word w, added if new.
@@ -331,27 +421,45 @@ func unspaced(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Thai, r)
 }
 
-// senses returns the concepts of the folded word w, of entry e (nil for
-// none), in every language that has it: its own, else its longest listed
-// stem's.
-func (lx *lexicon) senses(w string, e *wordEntry) []sense {
-	if e != nil && len(e.senses) > 0 {
-		return e.senses
-	}
+// stemOf returns the entry of the longest listed stem the folded word w
+// begins with, nil for none: its senses are the concepts of a word that
+// has none of its own.
+func (lx *lexicon) stemOf(w string) *wordEntry {
 	if len(w) < 4 {
 		return nil
 	}
 	if h := headBit(w); lx.stemHeads[h/64]&(1<<(h%64)) == 0 {
 		return nil
 	}
-	for _, n := range lx.stemLens {
-		if n <= len(w) {
-			if ss, ok := lx.stems[w[:n]]; ok {
-				return ss
+	var longest *wordEntry
+	h := uint64(fnvOffset)
+	for n := 0; n < min(len(w), len(lx.isStemLen)-1); {
+		h = (h ^ uint64(w[n])) * fnvPrime
+		if n++; n < 4 {
+			continue
+		}
+		if b := prefixBit(h); lx.stemPrefixes[b/64]&(1<<(b%64)) == 0 {
+			break
+		}
+		if lx.isStemLen[n] {
+			if st := lx.stemTable.get(w[:n], h); st != nil {
+				longest = st
 			}
 		}
 	}
-	return nil
+	return longest
+}
+
+// prefixBits is the size of the bit set of the starts of stems: the
+// 28,000 starts of the shipped lists set a fifth of its bits, so a word
+// that goes on from a stem's start in another way than any stem finds
+// its bit clear 8 times in 10.
+const prefixBits = 1 << 17
+
+// prefixBit is the bit of the start of a stem of hash h (fnv64) in the
+// set of the starts of stems.
+func prefixBit(h uint64) uint32 {
+	return uint32(h * 0x9E3779B97F4A7C15 >> (64 - 17))
 }
 
 // headBits is the size of the bit set of stem heads: about 1,200 stems
@@ -372,9 +480,13 @@ func headBit(s string) uint32 {
 func (lx *lexicon) substringsFor(s string) *strings.Replacer {
 	lang := ""
 	for i := 0; i < len(s); i++ {
-		if i&7 == 0 && len(s)-i >= 8 && !anyThreeByteLead(s[i:i+8]) {
-			i += 7
-			continue
+		if i&7 == 0 {
+			for len(s)-i >= 8 && !anyThreeByteLead(s[i:i+8]) {
+				i += 8
+			}
+			if i == len(s) {
+				break
+			}
 		}
 		if s[i] < 0xe0 {
 			// A letter below U+0800 (ASCII, Latin, Cyrillic, Arabic
@@ -438,7 +550,9 @@ func senseIn(ss []sense, lang int) (sense, bool) {
 const minGlossed = 2
 
 // gloss returns the English gloss of the folded text s, or "" when it
-// replaces fewer than minGlossed words. toks are the words of s as the
+// replaces fewer than minGlossed words. The gloss is written in gs's
+// buffer, not copied: it lasts until gs glosses again (judgeGloss judges
+// it at once, and keeps nothing of it). toks are the words of s as the
 // walk found them, with their hashes, or nil to have them found here. The
 // placeholder's words are no words of the text, as in the walk: they
 // neither vote for a language nor are glossed. The
@@ -462,7 +576,7 @@ func (lx *lexicon) gloss(s string, toks []token, gs *glossScratch) string {
 	if toks == nil {
 		toks = gs.toks[:0]
 		masked := maskedSpans(s)
-		for _, w := range splitWords(s, gs.words[:0]) {
+		for _, w := range splitWords(s, gs.spans[:0]) {
 			for len(masked) > 0 && masked[0][1] <= w[0] {
 				masked = masked[1:]
 			}
@@ -473,80 +587,109 @@ func (lx *lexicon) gloss(s string, toks []token, gs *glossScratch) string {
 		}
 		gs.toks = toks
 	}
-	gs.votes = grow(gs.votes, len(lx.langs))
-	clear(gs.votes)
-	votes := gs.votes
-	gs.senses = grow(gs.senses, len(toks))
-	senses := gs.senses
-	gs.entries = grow(gs.entries, len(toks))
-	entries := gs.entries
-	for i, t := range toks {
-		w := s[t.start:t.end]
-		entries[i] = lx.table.get(w, t.hash)
-		senses[i] = lx.senses(w, entries[i])
-		for _, sn := range senses[i] {
-			votes[sn.lang]++
-		}
-	}
-	lang := -1
-	for l, n := range votes {
-		if n > 0 && (lang < 0 || n > votes[lang]) {
-			lang = l
-		}
-	}
+	gs.words = grow(gs.words, len(toks))
+	lang := lx.lookUp(s, toks, gs.words)
 	if lang < 0 && replaced == 0 {
 		return ""
 	}
-	ps := gs.pieces[:0]
-	last := 0
-	// A run of words the lists do not know is one piece: englishOrder
-	// moves concepts only, and a piece without a role stops it alike
-	// whatever it holds. Most words of a text are such words.
-	runFrom := -1
-	for i := 0; i < len(toks); i++ {
-		t := toks[i]
-		p := piece{sep: s[last:t.start], word: s[t.start:t.end]}
-		last = int(t.end)
-		if e := entries[i]; e != nil && lang >= 0 && e.phraseLangs&(1<<lang) != 0 {
-			if n, ph := matchPhrase(s, toks[i:], e.phrases, lang); n > 0 {
-				p.word, p.role = ph.concept, ph.role|roleConcept
-				replaced++
-				last = int(toks[i+n-1].end)
-				i += n - 1
-				ps = append(ps, p)
-				runFrom = -1
-				continue
-			}
-		}
-		if sn, ok := senseIn(senses[i], lang); ok {
-			if sn.concept != p.word {
-				replaced++
-			}
-			p.word, p.role = sn.concept, sn.role|roleConcept
-			ps = append(ps, p)
-			runFrom = -1
-			continue
-		}
-		if runFrom >= 0 {
-			ps[len(ps)-1].word = s[runFrom:t.end]
-			continue
-		}
-		runFrom = int(t.start)
-		ps = append(ps, p)
+	ps, last := gs.pieces[:0], 0
+	if lang >= 0 {
+		var n int
+		ps, last, n = lx.conceptPieces(s, toks, gs.words, lang, ps)
+		replaced += n
 	}
 	gs.pieces = ps
 	if replaced < minGlossed {
 		return ""
 	}
-	englishOrder(ps)
+	englishOrder(s, ps)
 	b := gs.buf[:0]
 	for _, p := range ps {
-		b = append(b, p.sep...)
-		b = append(b, p.word...)
+		b = append(b, s[p.sepFrom:p.sepTo]...)
+		b = append(b, lx.concepts[p.concept]...)
 	}
 	b = append(b, s[last:]...)
 	gs.buf = b
-	return string(b)
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// lookUp fills words with what the lists say of each word of toks, words
+// of s, and returns the language whose lists know most of them (of two
+// alike, the first), -1 for none.
+func (lx *lexicon) lookUp(s string, toks []token, words []glossWord) int {
+	var votes [64]int
+	words = words[:len(toks)]
+	for i, t := range toks {
+		w := s[t.start:t.end]
+		e := lx.table.get(w, t.hash)
+		se := e
+		var phraseLangs uint64
+		if e != nil {
+			phraseLangs = e.phraseLangs
+			if len(e.senses) == 0 {
+				se = nil
+			}
+		}
+		if se == nil {
+			se = lx.stemOf(w)
+		}
+		var senseLangs uint64
+		if se != nil {
+			senseLangs = se.senseLangs
+		}
+		words[i] = glossWord{entry: e, senses: se, phraseLangs: phraseLangs, senseLangs: senseLangs}
+		for ; senseLangs != 0; senseLangs &= senseLangs - 1 {
+			votes[mathbits.TrailingZeros64(senseLangs)&63]++
+		}
+	}
+	lang := -1
+	for l, n := range votes[:len(lx.langs)] {
+		if n > 0 && (lang < 0 || n > votes[lang]) {
+			lang = l
+		}
+	}
+	return lang
+}
+
+// conceptPieces appends to ps a piece for each concept of language lang
+// among the words toks of s (what the lists say of them in words), and
+// returns them, the end of the last in s and the number of words they
+// replace. Only the concepts are pieces. The words the lists do not
+// know, most words of most texts, are kept as they are, with the
+// separators around them, in the separator of the next concept (or the
+// tail of s after the last): englishOrder moves concepts only, and stops
+// alike at any piece without a role and at a separator that is more than
+// spaces.
+func (lx *lexicon) conceptPieces(s string, toks []token, words []glossWord, lang int, ps []piece) ([]piece, int, int) {
+	last, replaced := 0, 0
+	bit := uint64(1) << lang
+	words = words[:len(toks)]
+	for i := 0; i < len(toks); i++ {
+		gw := &words[i]
+		if (gw.phraseLangs|gw.senseLangs)&bit == 0 {
+			continue
+		}
+		t := toks[i]
+		if gw.phraseLangs&bit != 0 {
+			if n, ph := matchPhrase(s, toks[i:], gw.entry.phrasesIn(lang)); n > 0 {
+				ps = append(ps, piece{sepFrom: uint32(last), sepTo: t.start, concept: ph.id, role: ph.role | roleConcept})
+				replaced++
+				last = int(toks[i+n-1].end)
+				i += n - 1
+				continue
+			}
+			if gw.senseLangs&bit == 0 {
+				continue
+			}
+		}
+		sn := &gw.senses.senses[mathbits.OnesCount64(gw.senseLangs&(bit-1))]
+		if own := gw.senses == gw.entry; own && !sn.spelt || !own && sn.concept != s[t.start:t.end] {
+			replaced++
+		}
+		ps = append(ps, piece{sepFrom: uint32(last), sepTo: t.start, concept: sn.id, role: sn.role | roleConcept})
+		last = int(t.end)
+	}
+	return ps, last, replaced
 }
 
 // maskedSpans returns the byte ranges of the placeholders in s, in order.
@@ -563,12 +706,14 @@ func maskedSpans(s string) [][2]int {
 	}
 }
 
-// piece is a word of a gloss and the separator before it; role says
-// whether the word is an English concept from the lists and which part
-// it may play in englishOrder.
+// piece is a concept of a gloss and the separator before it, the bytes
+// sepFrom to sepTo of the text glossed; role says which part the concept
+// may play in englishOrder. A piece of no concept (0) and no separator
+// (sepFrom == sepTo) writes nothing.
 type piece struct {
-	sep, word string
-	role      role
+	sepFrom, sepTo uint32
+	concept        conceptID
+	role           role
 }
 
 // role is what a concept may be in englishOrder, as bits.
@@ -633,8 +778,8 @@ func wordSet(words string) map[string]bool {
 // (the) system" and "prompt system" become "system prompt". Only concepts
 // that stand next to each other, with nothing but spaces between them,
 // move.
-func englishOrder(ps []piece) {
-	adjacent := func(i int) bool { return strings.Trim(ps[i].sep, " ") == "" }
+func englishOrder(s string, ps []piece) {
+	adjacent := func(i int) bool { return strings.Trim(s[ps[i].sepFrom:ps[i].sepTo], " ") == "" }
 	is := func(j int, r role) bool { return j < len(ps) && ps[j].role&r != 0 && adjacent(j) }
 	for i := 0; i+1 < len(ps); i++ {
 		n := &ps[i]
@@ -643,7 +788,7 @@ func englishOrder(ps []piece) {
 		}
 		if is(i+1, rolePostAdjective|roleSystem) {
 			a := &ps[i+1]
-			n.word, a.word = a.word, n.word
+			n.concept, a.concept = a.concept, n.concept
 			n.role, a.role = a.role, n.role
 			i++
 			continue
@@ -659,7 +804,7 @@ func englishOrder(ps []piece) {
 				// the noun's place, the noun the owner's, the words
 				// between go.
 				o := &ps[j]
-				n.word, o.word = o.word, n.word
+				n.concept, o.concept = o.concept, n.concept
 				n.role, o.role = o.role, n.role
 				for k := i + 1; k < j; k++ {
 					ps[k] = piece{}
@@ -670,16 +815,30 @@ func englishOrder(ps []piece) {
 	}
 }
 
-// matchPhrase returns the length in words and the longest phrase of ps
-// in language lang that the words starting at toks[0] spell, or 0.
-func matchPhrase(s string, toks []token, ps []phrase, lang int) (int, phrase) {
+// phrasesIn returns the phrases e starts in language lang, longest first.
+func (e *wordEntry) phrasesIn(lang int) []phrase {
+	bit := uint64(1) << lang
+	if e.phraseLangs&bit == 0 {
+		return nil
+	}
+	k, from := mathbits.OnesCount64(e.phraseLangs&(bit-1)), 0
+	if k > 0 {
+		from = e.phraseEnds[k-1]
+	}
+	return e.phrases[from:e.phraseEnds[k]]
+}
+
+// matchPhrase returns the length in words and the longest of the
+// phrases ps that the words starting at toks[0] spell, or 0. The phrases
+// are those of the entry of toks[0], whose form is their first word.
+func matchPhrase(s string, toks []token, ps []phrase) (int, phrase) {
 next:
 	for _, p := range ps {
-		if p.lang != lang || len(p.words) > len(toks) {
+		if len(p.words) > len(toks) {
 			continue
 		}
-		for k, pw := range p.words {
-			if s[toks[k].start:toks[k].end] != pw {
+		for k := 1; k < len(p.words); k++ {
+			if s[toks[k].start:toks[k].end] != p.words[k] {
 				continue next
 			}
 		}
@@ -721,15 +880,23 @@ func splitWords(s string, out [][2]int) [][2]int {
 type glossScratch struct {
 	// walked are the words of the text to gloss as the walk found them;
 	// toks those the gloss finds itself where the walk's cannot be used,
-	// from the byte ranges words.
-	walked  []token
-	toks    []token
-	words   [][2]int
-	entries []*wordEntry
-	senses  [][]sense
-	votes   []int
-	pieces  []piece
-	buf     []byte
+	// from the byte ranges spans.
+	walked []token
+	toks   []token
+	spans  [][2]int
+	// words are what the lists say of each word of toks.
+	words  []glossWord
+	pieces []piece
+	buf    []byte
+}
+
+// glossWord is what the lists say of a word of a text: its entry, if
+// listed, and the entry that holds its concepts, if any: the same, or its
+// longest stem's. phraseLangs and senseLangs are theirs, at hand: most
+// words have no concept in the language of the text.
+type glossWord struct {
+	entry, senses           *wordEntry
+	phraseLangs, senseLangs uint64
 }
 
 // englishWords are common English function words: a text in which at

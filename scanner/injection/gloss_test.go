@@ -3,6 +3,7 @@ package injection
 import (
 	"context"
 	"fmt"
+	mathbits "math/bits"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -257,6 +258,113 @@ func TestAnyThreeByteLead(t *testing.T) {
 		}
 		if got := anyThreeByteLead(string(b[:])); got != want {
 			t.Fatalf("% x: got %v, want %v", b, got, want)
+		}
+	}
+}
+
+// The stem table and its bit sets answer as the stems themselves do: a
+// word's stem is its longest start that is a stem, and no start of a stem
+// finds its bit clear in stemPrefixes, which would end the search before
+// it.
+func TestStemOf(t *testing.T) {
+	lx, err := theLexicon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stems := map[string]*wordEntry{}
+	for _, e := range lx.stemTable.vals {
+		if e != nil {
+			stems[e.form] = e
+		}
+	}
+	if len(stems) == 0 {
+		t.Fatal("no stems")
+	}
+	longest := func(w string) *wordEntry {
+		for n := len(w); n >= 4; n-- {
+			if st := stems[w[:n]]; st != nil {
+				return st
+			}
+		}
+		return nil
+	}
+	var words []string
+	for stem := range stems {
+		for n := 4; n <= len(stem); n++ {
+			if b := prefixBit(fnv64(stem[:n])); lx.stemPrefixes[b/64]&(1<<(b%64)) == 0 {
+				t.Errorf("start %q of stem %q: bit clear", stem[:n], stem)
+			}
+		}
+		words = append(words, stem, stem[:len(stem)-1], stem+"es", stem+"ción", "x"+stem)
+	}
+	for _, e := range lx.table.vals {
+		if e != nil {
+			words = append(words, e.form)
+		}
+	}
+	for _, w := range words {
+		if got, want := lx.stemOf(w), longest(w); got != want {
+			t.Errorf("stemOf(%q) = %v, want %v", w, got, want)
+		}
+	}
+}
+
+// An entry's senses are in the order of their languages, one per
+// language, as senseLangs says, so that a word's sense in a language is
+// found by counting bits; its phrases of a language are the ones
+// phrasesIn gives, longest first; a concept's number names it.
+func TestEntryLanguages(t *testing.T) {
+	lx, err := theLexicon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(e *wordEntry, own bool) {
+		if got := langsOf(e.senses); got != e.senseLangs {
+			t.Errorf("%q: senseLangs %b, senses in %b", e.form, e.senseLangs, got)
+		}
+		for k, sn := range e.senses {
+			if k > 0 && sn.lang <= e.senses[k-1].lang {
+				t.Errorf("%q: senses out of the order of languages", e.form)
+			}
+			if k != mathbits.OnesCount64(e.senseLangs&(1<<sn.lang-1)) {
+				t.Errorf("%q: sense %d not found by its language %d", e.form, k, sn.lang)
+			}
+			if lx.concepts[sn.id] != sn.concept {
+				t.Errorf("%q: concept %q numbered %d, which is %q", e.form, sn.concept, sn.id, lx.concepts[sn.id])
+			}
+			if own && sn.spelt != (sn.concept == e.form) {
+				t.Errorf("%q: concept %q, spelt %v", e.form, sn.concept, sn.spelt)
+			}
+		}
+		var langs uint64
+		for _, p := range e.phrases {
+			langs |= 1 << p.lang
+		}
+		if langs != e.phraseLangs {
+			t.Errorf("%q: phraseLangs %b, phrases in %b", e.form, e.phraseLangs, langs)
+		}
+		n := 0
+		for l := range 64 {
+			ps := e.phrasesIn(l)
+			for k, p := range ps {
+				if p.lang != l || k > 0 && len(p.words) > len(ps[k-1].words) || lx.concepts[p.id] != p.concept || p.words[0] != e.form {
+					t.Errorf("%q: phrasesIn(%d) gives %+v at %d", e.form, l, p, k)
+				}
+			}
+			n += len(ps)
+		}
+		if n != len(e.phrases) {
+			t.Errorf("%q: phrasesIn gives %d of %d phrases", e.form, n, len(e.phrases))
+		}
+	}
+	for _, e := range lx.table.vals {
+		if e != nil {
+			check(e, true)
+		}
+	}
+	for _, e := range lx.stemTable.vals {
+		if e != nil {
+			check(e, false)
 		}
 	}
 }
