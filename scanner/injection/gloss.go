@@ -550,9 +550,11 @@ func senseIn(ss []sense, lang int) (sense, bool) {
 const minGlossed = 2
 
 // gloss returns the English gloss of the folded text s, or "" when it
-// replaces fewer than minGlossed words. The gloss is written in gs's
-// buffer, not copied: it lasts until gs glosses again (judgeGloss judges
-// it at once, and keeps nothing of it). toks are the words of s as the
+// replaces fewer than minGlossed words. The gloss is a view of gs's
+// buffer, not a copy: it is valid until gs glosses again, and s must not
+// be such a view of gs (the buffer would be rewritten while read).
+// judgeGloss, which keeps it the longest, is done with it before then
+// (see there). toks are the words of s as the
 // walk found them, with their hashes, or nil to have them found here. The
 // placeholder's words are no words of the text, as in the walk: they
 // neither vote for a language nor are glossed. The
@@ -610,6 +612,8 @@ func (lx *lexicon) gloss(s string, toks []token, gs *glossScratch) string {
 	}
 	b = append(b, s[last:]...)
 	gs.buf = b
+	// No copy: a copy of a 16 KB gloss was most of the bytes a screening
+	// allocates. Sound as long as the contract above holds.
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
@@ -622,22 +626,22 @@ func (lx *lexicon) lookUp(s string, toks []token, words []glossWord) int {
 	for i, t := range toks {
 		w := s[t.start:t.end]
 		e := lx.table.get(w, t.hash)
-		se := e
+		senseEntry := e
 		var phraseLangs uint64
 		if e != nil {
 			phraseLangs = e.phraseLangs
 			if len(e.senses) == 0 {
-				se = nil
+				senseEntry = nil
 			}
 		}
-		if se == nil {
-			se = lx.stemOf(w)
+		if senseEntry == nil {
+			senseEntry = lx.stemOf(w)
 		}
 		var senseLangs uint64
-		if se != nil {
-			senseLangs = se.senseLangs
+		if senseEntry != nil {
+			senseLangs = senseEntry.senseLangs
 		}
-		words[i] = glossWord{entry: e, senses: se, phraseLangs: phraseLangs, senseLangs: senseLangs}
+		words[i] = glossWord{entry: e, senseEntry: senseEntry, phraseLangs: phraseLangs, senseLangs: senseLangs}
 		for ; senseLangs != 0; senseLangs &= senseLangs - 1 {
 			votes[mathbits.TrailingZeros64(senseLangs)&63]++
 		}
@@ -682,8 +686,8 @@ func (lx *lexicon) conceptPieces(s string, toks []token, words []glossWord, lang
 				continue
 			}
 		}
-		sn := &gw.senses.senses[mathbits.OnesCount64(gw.senseLangs&(bit-1))]
-		if own := gw.senses == gw.entry; own && !sn.spelt || !own && sn.concept != s[t.start:t.end] {
+		sn := &gw.senseEntry.senses[mathbits.OnesCount64(gw.senseLangs&(bit-1))]
+		if own := gw.senseEntry == gw.entry; own && !sn.spelt || !own && sn.concept != s[t.start:t.end] {
 			replaced++
 		}
 		ps = append(ps, piece{sepFrom: uint32(last), sepTo: t.start, concept: sn.id, role: sn.role | roleConcept})
@@ -891,11 +895,11 @@ type glossScratch struct {
 }
 
 // glossWord is what the lists say of a word of a text: its entry, if
-// listed, and the entry that holds its concepts, if any: the same, or its
-// longest stem's. phraseLangs and senseLangs are theirs, at hand: most
-// words have no concept in the language of the text.
+// listed, and senseEntry, the entry whose senses are the word's concepts,
+// if any: the same, or its longest stem's. phraseLangs and senseLangs are
+// theirs, at hand: most words have no concept in the language of the text.
 type glossWord struct {
-	entry, senses           *wordEntry
+	entry, senseEntry       *wordEntry
 	phraseLangs, senseLangs uint64
 }
 

@@ -365,6 +365,11 @@ func (s *Scanner) judgeGloss(ctx context.Context, glossIt bool, text *scanner.Te
 	if err != nil {
 		return err
 	}
+	// g is a view of sc.gloss's buffer (lexicon.gloss). It is read only
+	// until the scan below returns, and nothing writes the buffer before
+	// then: that scan is of a gloss, which is never glossed, and the
+	// verdict and matches it leaves hold no string of its text
+	// (TestGlossLeavesNothingBehind).
 	g := lx.gloss(view.S, sc.gloss.walked, &sc.gloss)
 	if g == "" {
 		return nil
