@@ -339,11 +339,13 @@ const maxSpecProse = 40
 // quotations, code, rows of a table ("apple,1.20"), letters, greetings
 // and labelled records are documents, however short.
 func ownSpec(content string) bool {
-	if closersOf(content) != nil || startsWithDocument(content) || greets(content) || labelled(content) {
+	if closersOf(content) != nil || startsWithDocument(content) {
 		return false
 	}
 	prose, orders, records := 0, 0, 0
-	for _, line := range strings.Split(content, "\n") {
+	for rest := content; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
 		ordering := true // a line opens as its own sentence would
 		for _, sentence := range sentencesOf(line) {
 			// An order counts as the user's only where it opens a line
@@ -370,7 +372,9 @@ func ownSpec(content string) bool {
 			}
 		}
 	}
-	return orders > 0
+	// Greetings and labels are looked for last: a document has usually
+	// shown its prose by its first sentences, and both read every line.
+	return orders > 0 && !greets(content) && !labelled(content)
 }
 
 // sentencesOf splits a line at sentence ends.
