@@ -127,6 +127,11 @@ type featureSink struct {
 	// cum[k] is the sum of the weights of features 0..k-1 (scoring only).
 	cum  []int32
 	toks []token
+	// wideFrom is where the first character of three bytes or more
+	// (U+0800 on) starts, the text's length if it has none: the gloss
+	// looks for the scripts written without spaces only from there, and
+	// most texts in other languages than English have no such letter.
+	wideFrom int
 }
 
 // reset prepares the sink for a text of n bytes, keeping its buffers.
@@ -458,6 +463,7 @@ func maybePlaceholder(s string, i int) bool {
 func (sp *featureSpec) extract(s string, out *featureSink, weights []int8) {
 	out.reset(sp, len(s))
 	w := walk{g: sp.charGrams(), bigrams: sp.bigrams, feats: out.feats, toks: out.toks, lastSp: true, wordFrom: -1}
+	out.wideFrom = len(s)
 	for i := 0; ; {
 		i = w.ascii(s, i)
 		if i == len(s) {
@@ -483,6 +489,9 @@ func (sp *featureSpec) extract(s string, out *featureSink, weights []int8) {
 			w.wordByte(s[i+1], i+1, i+2)
 			i += 2
 			continue
+		}
+		if s[i] >= 0xe0 && i < out.wideFrom {
+			out.wideFrom = i
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) {

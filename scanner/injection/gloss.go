@@ -132,6 +132,10 @@ type phrase struct {
 	concept string
 	id      conceptID
 	role    role
+	// secondHash is the hash of its second word (fnv64, as a token's):
+	// most phrases of a word that starts many ("de") are ruled out by it
+	// without a word compared.
+	secondHash uint64
 }
 
 var (
@@ -233,7 +237,7 @@ func parseLexicon(fsys fs.FS) (*lexicon, error) {
 					return nil, fmt.Errorf("injection: gloss %s: %w", lang, err)
 				}
 				id := lx.conceptID(concept)
-				e.phrases = append(e.phrases, phrase{lang: li, words: parts, concept: concept, id: id, role: lx.conceptRoles[id]})
+				e.phrases = append(e.phrases, phrase{lang: li, words: parts, concept: concept, id: id, role: lx.conceptRoles[id], secondHash: fnv64(parts[1])})
 				e.phraseLangs |= 1 << li
 				continue
 			}
@@ -555,18 +559,20 @@ const minGlossed = 2
 // be such a view of gs (the buffer would be rewritten while read).
 // judgeGloss, which keeps it the longest, is done with it before then
 // (see there). toks are the words of s as the
-// walk found them, with their hashes, or nil to have them found here. The
+// walk found them, with their hashes, or nil to have them found here, and
+// wideFrom where the walk found the first character from U+0800 on (0 if
+// not known). The
 // placeholder's words are no words of the text, as in the walk: they
 // neither vote for a language nor are glossed. The
 // text is glossed in one language: the one whose lists know most of its
 // words, so that a word of another language that happens to be spelt
 // alike is left alone.
-func (lx *lexicon) gloss(s string, toks []token, gs *glossScratch) string {
+func (lx *lexicon) gloss(s string, toks []token, wideFrom int, gs *glossScratch) string {
 	if gs == nil {
 		gs = new(glossScratch)
 	}
 	replaced := 0
-	if r := lx.substringsFor(s); r != nil {
+	if r := lx.substringsFor(s[wideFrom:]); r != nil {
 		if g := r.Replace(s); g != s {
 			s = g
 			replaced += minGlossed // a substring form is at least two letters of its own
@@ -835,10 +841,11 @@ func (e *wordEntry) phrasesIn(lang int) []phrase {
 // matchPhrase returns the length in words and the longest of the
 // phrases ps that the words starting at toks[0] spell, or 0. The phrases
 // are those of the entry of toks[0], whose form is their first word.
-func matchPhrase(s string, toks []token, ps []phrase) (int, phrase) {
+func matchPhrase(s string, toks []token, ps []phrase) (int, *phrase) {
 next:
-	for _, p := range ps {
-		if len(p.words) > len(toks) {
+	for pi := range ps {
+		p := &ps[pi]
+		if len(p.words) > len(toks) || toks[1].hash != p.secondHash {
 			continue
 		}
 		for k := 1; k < len(p.words); k++ {
@@ -848,7 +855,7 @@ next:
 		}
 		return len(p.words), p
 	}
-	return 0, phrase{}
+	return 0, nil
 }
 
 // splitWords appends to out the byte ranges of the words of s: runs of
@@ -882,12 +889,14 @@ func splitWords(s string, out [][2]int) [][2]int {
 
 // glossScratch holds the buffers of a gloss, kept with a scan's scratch.
 type glossScratch struct {
-	// walked are the words of the text to gloss as the walk found them;
-	// toks those the gloss finds itself where the walk's cannot be used,
-	// from the byte ranges spans.
-	walked []token
-	toks   []token
-	spans  [][2]int
+	// walked are the words of the text to gloss as the walk found them,
+	// and walkedWideFrom where it found the first character from U+0800
+	// on (featureSink.wideFrom); toks those the gloss finds itself where
+	// the walk's cannot be used, from the byte ranges spans.
+	walked         []token
+	walkedWideFrom int
+	toks           []token
+	spans          [][2]int
 	// words are what the lists say of each word of toks.
 	words  []glossWord
 	pieces []piece

@@ -307,6 +307,7 @@ func (s *Scanner) scan(ctx context.Context, text *scanner.Text, role scanner.Rol
 	if glossIt {
 		// The gloss reuses the walk's words and hashes.
 		sc.gloss.walked = append(sc.gloss.walked[:0], sc.out.toks...)
+		sc.gloss.walkedWideFrom = sc.out.wideFrom
 	}
 	v := verdict{prob: sigmoid(ws.margin), payload: payload}
 	v.fam, v.hasFam, v.kind = s.model.kindOf(ws, z)
@@ -370,7 +371,7 @@ func (s *Scanner) judgeGloss(ctx context.Context, glossIt bool, text *scanner.Te
 	// then: that scan is of a gloss, which is never glossed, and the
 	// verdict and matches it leaves hold no string of its text
 	// (TestGlossLeavesNothingBehind).
-	g := lx.gloss(view.S, sc.gloss.walked, &sc.gloss)
+	g := lx.gloss(view.S, sc.gloss.walked, sc.gloss.walkedWideFrom, &sc.gloss)
 	if g == "" {
 		return nil
 	}
