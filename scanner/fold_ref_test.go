@@ -435,6 +435,33 @@ func TestFoldBlocksMatchReference(t *testing.T) {
 	}
 }
 
+// TestFoldTwoByteMatchesReference puts every character of two bytes
+// (U+0080 to U+07FF: accented Latin, Greek, Cyrillic, Arabic ..., and the
+// spaces, marks and symbols among them) after and before each kind of
+// byte run folds apart, in a text whose map stays sparse and in one whose
+// Canonical view differs (a look-alike and an NFKC rewrite first), where
+// the map is dense: run lowercases one after a word byte without the
+// decoder (lowerOfTwoBytes), and must fold as the reference does.
+func TestFoldTwoByteMatchesReference(t *testing.T) {
+	contexts := []string{"x%sy", "a%s", "A%s b", " %sb", "I %s a", "1%s", "x.%s.y", "i g %s o r e", "%s g n o r e", "x %s-b-c-d", "é%s", "%s%s", "ab%s\u00a0c", "pl4%s3", "Ａ%sＢ"}
+	// Broken sequences after a word byte: a continuation byte or an
+	// overlong lead before a continuation byte is no letter (the
+	// Canonical view, which the fold reads, mends them first).
+	for c0 := 0x80; c0 < 0xe0; c0++ {
+		for _, c1 := range []byte{0x80, 0x83, 0xa0, 0xbf, 'a'} {
+			checkFoldMatchesReference(t, "Quarterly a"+string([]byte{byte(c0), c1})+"b revenue")
+		}
+	}
+	for r := rune(utf8.RuneSelf); r < 0x800; r++ {
+		c := string(r)
+		for _, form := range contexts {
+			text := strings.ReplaceAll(form, "%s", c)
+			checkFoldMatchesReference(t, "Quarterly "+text+" revenue")
+			checkFoldMatchesReference(t, "Ｉｇｎоrе "+text+" ǅ revenue")
+		}
+	}
+}
+
 // TestFoldMatchesReferenceData checks the fold against the reference on
 // real traffic: the IFEval, MT-bench and two other-language everyday sets
 // beside the injection scanner and, when present, the labelled dev set, whose

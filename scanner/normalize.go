@@ -171,37 +171,103 @@ func canonicalize(s string) (View, []Match) {
 // look-alike to fold. Most text in scripts without Latin look-alikes is, and
 // this check reads it without writing a copy and a map of it.
 func alreadyCanonical(s string) bool {
+	plain := plainTwoByteLetters()
 	for i := 0; i < len(s); {
-		j := i
-		for j < len(s) && s[j] < utf8.RuneSelf {
-			j++
-		}
+		j := asciiEnd(s, i)
 		if j == len(s) {
 			return true
 		}
-		a := max(j-1, i)
 		k := j + 1
 		for k < len(s) && s[k] >= utf8.RuneSelf {
 			k++
 		}
-		sub := s[a:k]
-		if norm.NFKC.QuickSpanString(sub) != len(sub) {
+		// Accented Latin ("migración", "Übersicht") is a run of one
+		// letter of two bytes between ASCII: the set answers for it
+		// without the normaliser's tables.
+		if !allPlainTwoByte(s[j:k], plain) && !canonicalRun(s[max(j-1, i):k]) {
 			return false
-		}
-		for off := 0; off < len(sub); {
-			r, n := utf8.DecodeRuneInString(sub[off:])
-			if r == utf8.RuneError && n == 1 || ClassifyInvisible(r) != Visible {
-				return false
-			}
-			if _, ok := foldConfusable(r); ok && r >= utf8.RuneSelf {
-				return false
-			}
-			off += n
 		}
 		i = k
 	}
 	return true
 }
+
+// canonicalRun reports whether sub, a run of non-ASCII characters and the
+// ASCII character before it if any, is its own Canonical view.
+func canonicalRun(sub string) bool {
+	if norm.NFKC.QuickSpanString(sub) != len(sub) {
+		return false
+	}
+	for off := 0; off < len(sub); {
+		r, n := utf8.DecodeRuneInString(sub[off:])
+		if r == utf8.RuneError && n == 1 || ClassifyInvisible(r) != Visible {
+			return false
+		}
+		if _, ok := foldConfusable(r); ok && r >= utf8.RuneSelf {
+			return false
+		}
+		off += n
+	}
+	return true
+}
+
+// asciiEnd returns the offset of the first byte of s from i on that is
+// not ASCII, len(s) if none: eight bytes at a time, as most of a text in a
+// Latin script is ASCII.
+func asciiEnd(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		if swar.Load(s[i:i+8])&swar.Lanes80 != 0 {
+			break
+		}
+	}
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
+}
+
+// allPlainTwoByte reports whether run is made of characters of two bytes
+// that plain, a set by code point (plainTwoByteLetters), holds.
+func allPlainTwoByte(run string, plain *[0x800 / 64]uint64) bool {
+	if len(run)%2 != 0 {
+		return false
+	}
+	for p := 0; p+1 < len(run); p += 2 {
+		c0, c1 := run[p], run[p+1]
+		if c0 < 0xc2 || c0 > 0xdf || c1&0xc0 != 0x80 {
+			return false
+		}
+		r := uint32(c0&0x1f)<<6 | uint32(c1&0x3f)
+		if plain[r/64]&(1<<(r%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// plainTwoByteLetters is the set of the characters of two bytes (U+0080
+// to U+07FF) that are their own Canonical view wherever they stand among
+// each other and ASCII: visible, no look-alike to fold, and in NFKC with
+// nothing to compose with what comes before (quick check Yes), starting
+// with no combining mark and of no combining class itself (so nothing to
+// reorder): the normaliser's quick check then passes any run of them,
+// after any ASCII character (TestPlainTwoByteLetters). Built on the first
+// text that needs it.
+var plainTwoByteLetters = sync.OnceValue(func() *[0x800 / 64]uint64 {
+	var set [0x800 / 64]uint64
+	for r := rune(utf8.RuneSelf); r < 0x800; r++ {
+		s := string(r)
+		p := norm.NFKC.PropertiesString(s)
+		if norm.NFKC.QuickSpanString(s) != len(s) || p.CCC() != 0 || p.LeadCCC() != 0 {
+			continue
+		}
+		if _, ok := foldConfusable(r); ok || ClassifyInvisible(r) != Visible {
+			continue
+		}
+		set[r/64] |= 1 << (r % 64)
+	}
+	return &set
+})
 
 // buildCanonical computes the Canonical view of s (non-ASCII) by copying
 // it through the normaliser.
@@ -655,17 +721,30 @@ func (f *folder) emit(c byte, i int) {
 func (f *folder) run() {
 	src := f.src
 	for i := 0; i < len(src); {
-		// ASCII prose folds mostly to a lowercased copy of itself: eight
-		// bytes at a time where plainBlock says the fold does nothing
-		// else to them, byte by byte from the next token on where it
-		// does.
-		if f.sparse && i+8 < len(src) {
-			if j := f.plainBlocks(i); j > i {
-				i = j
+		c := src[i]
+		if c < utf8.RuneSelf {
+			// ASCII prose folds mostly to a lowercased copy of itself:
+			// eight bytes at a time where plainBlock says the fold does
+			// nothing else to them, byte by byte from the next token on
+			// where it does. (It refuses a block that starts with a
+			// byte beyond ASCII, so none is tried there.)
+			if f.sparse && i+8 < len(src) {
+				if j := f.plainBlocks(i); j > i {
+					i = j
+					continue
+				}
+			}
+		} else if c >= 0xc2 && c <= 0xdf && i > 0 && i+1 < len(src) && foldClass[src[i-1]] == 0 && src[i+1]&0xc0 == 0x80 {
+			// A character of two bytes after a word byte ("migración")
+			// is what the byte path below would only lowercase (no
+			// space, no chain can start there): lowercased here without
+			// the decoder and the Unicode tables.
+			if lo := lowerOfTwoBytes[uint32(c&0x1f)<<6|uint32(src[i+1]&0x3f)]; lo != 0 {
+				f.appendRune(rune(lo), i, 2)
+				i += 2
 				continue
 			}
 		}
-		c := src[i]
 		cls := foldClass[c]
 		if cls&fcSpace != 0 || (cls&fcHigh != 0 && spaceAt(src, i) > 0) {
 			j := i + 1
@@ -825,6 +904,18 @@ func (f *folder) plainBlocks(i int) int {
 	}
 	return i
 }
+
+// lowerOfTwoBytes maps each character of two bytes (U+0080 to U+07FF) to
+// its lower case when that is of two bytes too and the character is no
+// space, 0 otherwise: what run needs to fold one inside a word.
+var lowerOfTwoBytes = func() (lower [0x800]uint16) {
+	for r := rune(utf8.RuneSelf); r < 0x800; r++ {
+		if lo := unicode.ToLower(r); !unicode.IsSpace(r) && utf8.RuneLen(lo) == 2 {
+			lower[r] = uint16(lo)
+		}
+	}
+	return lower
+}()
 
 // appendRune appends r, the fold of the character of n bytes at src[i]. A
 // character that folds to as many bytes maps byte for byte, which keeps a

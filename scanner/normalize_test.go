@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -382,6 +383,94 @@ func TestNewFoldedText(t *testing.T) {
 			if a, e := v.Span(1, len(s)); len(s) > 0 && (a != 1 || e != len(s)) {
 				t.Errorf("%s.Span(1, %d) of %q = %d, %d", name, len(s), s, a, e)
 			}
+		}
+	}
+}
+
+// alreadyCanonicalRef is alreadyCanonical without the set of plain
+// letters of two bytes: every non-ASCII run through the normaliser.
+func alreadyCanonicalRef(s string) bool {
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] < utf8.RuneSelf {
+			j++
+		}
+		if j == len(s) {
+			return true
+		}
+		k := j + 1
+		for k < len(s) && s[k] >= utf8.RuneSelf {
+			k++
+		}
+		if !canonicalRun(s[max(j-1, i):k]) {
+			return false
+		}
+		i = k
+	}
+	return true
+}
+
+// TestPlainTwoByteLetters holds the set alreadyCanonical trusts to the
+// normaliser: each of its letters, after every ASCII character and beside
+// every other letter of the set, passes the full check; accented Latin is
+// in it, and what the Canonical view changes is not.
+func TestPlainTwoByteLetters(t *testing.T) {
+	plain := plainTwoByteLetters()
+	var in []rune
+	for r := rune(utf8.RuneSelf); r < 0x800; r++ {
+		if plain[r/64]&(1<<(r%64)) != 0 {
+			in = append(in, r)
+		}
+	}
+	if len(in) < 1000 {
+		t.Fatalf("%d letters in the set, want most of the 1,920 code points of two bytes", len(in))
+	}
+	t.Logf("%d of the 1,920 code points of two bytes in the set", len(in))
+	for _, r := range in {
+		for c := range utf8.RuneSelf {
+			if s := string(rune(c)) + string(r); !canonicalRun(s) {
+				t.Fatalf("%q (%U after %#x) fails the full check", s, r, c)
+			}
+		}
+		for _, r2 := range in {
+			if s := "a" + string(r) + string(r2); !canonicalRun(s) {
+				t.Fatalf("%q (%U %U) fails the full check", s, r, r2)
+			}
+		}
+	}
+	for _, r := range "éñüßçőøłğșžąęåÀÉÑ" {
+		if plain[r/64]&(1<<(r%64)) == 0 {
+			t.Errorf("%U (%c) is left out of the set", r, r)
+		}
+	}
+	// Look-alikes, an invisible character, combining marks, a letter
+	// NFKC rewrites.
+	for _, r := range "\u0430\u00e6\u00ad\u0301\u0653\u0345\u01c5" {
+		if plain[r/64]&(1<<(r%64)) != 0 {
+			t.Errorf("%U is in the set", r)
+		}
+	}
+}
+
+// TestAlreadyCanonicalMatchesReference holds alreadyCanonical to the check
+// through the normaliser alone, on real traffic, the awkward cases and
+// random mixes of ASCII, letters in and out of the set, wider characters
+// and broken sequences.
+func TestAlreadyCanonicalMatchesReference(t *testing.T) {
+	texts := append(trafficTexts(t), foldCases...)
+	pieces := []string{"a", " ", "x.", "é", "ñ", "Ü", "ß", "д", "а", "ω", "ا", "\u0301", "\u00ad", "\u00a0", "\u0640", "ǅ", "\u0345",
+		"中", "ｆ", "\u200b", "\xc3", "\xa9", "\xff", "\xc0\x80", "\xe2\x82", "\U0001F600", "\u034f", "\u061c", "\u0653"}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 50_000 {
+		var b strings.Builder
+		for range 1 + r.IntN(12) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		texts = append(texts, b.String())
+	}
+	for i, s := range texts {
+		if got, want := alreadyCanonical(s), alreadyCanonicalRef(s); got != want {
+			t.Fatalf("text %d (%+q): alreadyCanonical %v, the normaliser alone %v", i, s[:min(len(s), 60)], got, want)
 		}
 	}
 }
