@@ -130,15 +130,19 @@ func firstControl(s string) int {
 		if ((w-0x20*lo)&^w|(w+lo)|w)&hi == 0 {
 			continue
 		}
-		// Most flagged words hold a line break or a tab: the exact test
-		// for ASCII words (high bit set first so no borrow crosses a byte)
+		// Most flagged words hold a line break or a tab, or a letter of
+		// another language than English: the exact test of the ASCII
+		// bytes (high bit set first so no borrow crosses a byte), and in
+		// a word with others no 0xC2, the first byte of a C1 control,
 		// lets them pass without the byte loop.
+		x := w | hi
+		ge := func(n uint64) uint64 { return (x - n*lo) & hi }
 		if w&hi == 0 {
-			x := w | hi
-			ge := func(n uint64) uint64 { return (x - n*lo) & hi }
 			if (^ge(0x09)|ge(0x0e)&^ge(0x20)|ge(0x7f))&hi == 0 {
 				continue
 			}
+		} else if z := w ^ 0xc2*lo; (^ge(0x09)|ge(0x0e)&^ge(0x20)|ge(0x7f))&^w&hi == 0 && (z-lo)&^z&hi == 0 {
+			continue
 		}
 		for j := i; j < i+8; j++ {
 			if isControl[s[j]] || c1At(s, j) {

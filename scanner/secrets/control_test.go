@@ -32,6 +32,21 @@ func TestFirstControl(t *testing.T) {
 		}
 		tests = append(tests, string(b))
 	}
+	// Text in other languages than English, where a control is rare and
+	// the eight-byte words hold letters of two bytes, 0xC2 among them
+	// ("¿", "¡"), at every offset from a word's start.
+	pieces := []string{"a", "b", " ", "é", "ñ", "ü", "¿", "¡", "中", "\n", "\t", "\u0085", "\x01", "\x7f", "\xc2", "\x9f"}
+	for n := 0; n < 5000; n++ {
+		var b strings.Builder
+		for range r.IntN(60) {
+			k := r.IntN(len(pieces) * 8)
+			if k >= len(pieces) {
+				k %= 10 // mostly letters and spaces
+			}
+			b.WriteString(pieces[k])
+		}
+		tests = append(tests, b.String())
+	}
 	for _, s := range tests {
 		if got, want := firstControl(s), naive(s); got != want {
 			t.Fatalf("firstControl(%q) = %d, want %d", s, got, want)
