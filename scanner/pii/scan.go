@@ -108,7 +108,11 @@ func (p *pass) run() {
 				// Same as lowerWordMatters(s, i, j), with its cheap
 				// tests inline so most words do not make a call.
 				if (j < n && class[s[j]]&cAfterWord != 0 && lowerWordMatters(s, i, j)) || weekdayShaped(s, i, j) {
-					j = p.word(i)
+					if j < n && s[j] >= 0xc2 {
+						j = p.lowerWord(i, j)
+					} else {
+						j = p.word(i)
+					}
 				}
 				break
 			}
@@ -149,6 +153,51 @@ func (p *pass) run() {
 		}
 	}
 }
+
+// lowerWord handles the lower-case word at i that run's loop stopped at
+// j, at a byte beyond ASCII, and would hand to the word handler, and
+// returns where scanning resumes. A letter or mark of two bytes at j
+// ("migración") goes on with the word, as scanWord takes it: the handler
+// there did nothing but find the word's end, as a word with one is no
+// weekday (their names are ASCII) and no hex. At the word's end the
+// loop's test is made again, and the handler called where it says so (a
+// host name's start, a weekday's shape).
+func (p *pass) lowerWord(i, j int) int {
+	s := p.s
+	if j+1 >= len(s) || !letterOrMarkOfTwo(s[j], s[j+1]) {
+		return p.word(i)
+	}
+	for j+1 < len(s) && letterOrMarkOfTwo(s[j], s[j+1]) {
+		for j += 2; j < len(s) && class[s[j]]&cAlnum != 0; j++ {
+		}
+	}
+	if (j < len(s) && class[s[j]]&cAfterWord != 0 && lowerWordMatters(s, i, j)) || weekdayShaped(s, i, j) {
+		return p.word(i)
+	}
+	return j
+}
+
+// letterOrMarkOfTwo reports whether c0 c1 is a character of two bytes
+// (U+0080 to U+07FF) that scanWord takes into a word: a letter or a
+// non-spacing mark.
+func letterOrMarkOfTwo(c0, c1 byte) bool {
+	if c0 < 0xc2 || c0 > 0xdf || c1&0xc0 != 0x80 {
+		return false
+	}
+	r := uint32(c0&0x1f)<<6 | uint32(c1&0x3f)
+	return wordRunesOfTwo[r/64]&(1<<(r%64)) != 0
+}
+
+// wordRunesOfTwo is the bit set of the letters and non-spacing marks
+// below U+0800.
+var wordRunesOfTwo = func() (set [0x800 / 64]uint64) {
+	for r := rune(utf8.RuneSelf); r < 0x800; r++ {
+		if unicode.IsLetter(r) || unicode.Is(unicode.Mn, r) {
+			set[r/64] |= 1 << (r % 64)
+		}
+	}
+	return set
+}()
 
 // lowerWordMatters reports whether the lower-case word s[i:j] (letters and
 // digits) may start something pass.word finds: a hex group before ':', a
