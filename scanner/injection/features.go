@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/scanner/internal/twobyte"
 )
 
 // featureSpec fixes how a folded text is turned into hashed features. It is
@@ -392,27 +394,12 @@ walk:
 // written in two bytes (U+0080 to U+07FF): part of a word to extract, and
 // none of the letters cjkScript classes.
 func letterOfTwo(s string, i int) bool {
-	if i+1 >= len(s) {
-		return false
-	}
-	c0, c1 := s[i], s[i+1]
-	if c0 < 0xc2 || c0 > 0xdf || c1&0xc0 != 0x80 {
-		return false
-	}
-	r := uint32(c0&0x1f)<<6 | uint32(c1&0x3f)
-	return wordRunesOfTwo[r/64]&(1<<(r%64)) != 0
+	return i+1 < len(s) && wordRunesOfTwo.Has(s[i], s[i+1])
 }
 
-// wordRunesOfTwo is the bit set of the letters, digits and marks below
+// wordRunesOfTwo is the set of the letters, digits and marks below
 // U+0800.
-var wordRunesOfTwo = func() (set [0x800 / 64]uint64) {
-	for r := rune(utf8.RuneSelf); r < 0x800; r++ {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) {
-			set[r/64] |= 1 << (r % 64)
-		}
-	}
-	return set
-}()
+var wordRunesOfTwo = twobyte.NewSet(func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) })
 
 // cjkScript classes the letters of Chinese and Japanese: 1 Han (hanzi,
 // kanji), 2 hiragana, 3 katakana (with the prolonged sound mark "ー"); 0 any

@@ -3,6 +3,8 @@ package pii
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/scanner/internal/twobyte"
 )
 
 // Byte classes for the single pass. A lookup table keeps the hot loop to
@@ -180,24 +182,11 @@ func (p *pass) lowerWord(i, j int) int {
 // letterOrMarkOfTwo reports whether c0 c1 is a character of two bytes
 // (U+0080 to U+07FF) that scanWord takes into a word: a letter or a
 // non-spacing mark.
-func letterOrMarkOfTwo(c0, c1 byte) bool {
-	if c0 < 0xc2 || c0 > 0xdf || c1&0xc0 != 0x80 {
-		return false
-	}
-	r := uint32(c0&0x1f)<<6 | uint32(c1&0x3f)
-	return wordRunesOfTwo[r/64]&(1<<(r%64)) != 0
-}
+func letterOrMarkOfTwo(c0, c1 byte) bool { return wordRunesOfTwo.Has(c0, c1) }
 
-// wordRunesOfTwo is the bit set of the letters and non-spacing marks
-// below U+0800.
-var wordRunesOfTwo = func() (set [0x800 / 64]uint64) {
-	for r := rune(utf8.RuneSelf); r < 0x800; r++ {
-		if unicode.IsLetter(r) || unicode.Is(unicode.Mn, r) {
-			set[r/64] |= 1 << (r % 64)
-		}
-	}
-	return set
-}()
+// wordRunesOfTwo is the set of the letters and non-spacing marks below
+// U+0800.
+var wordRunesOfTwo = twobyte.NewSet(func(r rune) bool { return unicode.IsLetter(r) || unicode.Is(unicode.Mn, r) })
 
 // lowerWordMatters reports whether the lower-case word s[i:j] (letters and
 // digits) may start something pass.word finds: a hex group before ':', a
