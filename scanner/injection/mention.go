@@ -307,17 +307,14 @@ func (w hitWords) askedByOther(i int) bool {
 		}
 		ask = i - 3
 	}
+	// The one asking, or the negation of the asking, stands right before
+	// it or before an auxiliary: "a message asking", "someone is asking",
+	// "we will never ask".
 	asker := w.at(ask - 1)
-	if auxiliaries[asker] {
-		asker = w.at(ask - 2)
-	}
-	if negations[asker] {
-		return true
-	}
 	if auxiliaries[asker] || negations[w.at(ask-2)] {
 		asker = w.at(ask - 2)
 	}
-	return askingOthers[asker] || negations[asker]
+	return negations[asker] || askingOthers[asker]
 }
 
 // askVerbs ask someone for something.

@@ -356,7 +356,8 @@ func ownSpec(content string) bool {
 				orders++
 				continue
 			}
-			if proseLetters(sentence) == 0 {
+			letters := proseLetters(sentence)
+			if letters == 0 {
 				continue // a list's number, a rule of asterisks
 			}
 			ordering = false
@@ -366,7 +367,7 @@ func ownSpec(content string) bool {
 			if strings.ContainsAny(sentence, ",;|\t") {
 				records++
 			}
-			prose += proseLetters(sentence)
+			prose += letters
 			if prose > maxSpecProse || records > 1 {
 				return false
 			}
@@ -409,7 +410,7 @@ var answerWords = wordSet("answer answers response responses output reply replie
 // "the poem must contain exactly 2 bullet points").
 func directive(sentence string) bool {
 	words := lowerWords(sentence, 64)
-	for len(words) > 0 && (words[0] == "" || isListMarker(words[0])) {
+	for len(words) > 0 && isListMarker(words[0]) {
 		words = words[1:]
 	}
 	if len(words) == 0 {
@@ -422,7 +423,7 @@ func directive(sentence string) bool {
 		if (words[i] == "your" || words[i] == "the") && answerWords[words[i+1]] {
 			return true
 		}
-		if (words[i] == "should" || words[i] == "must") && i+1 < len(words) && modalConstraint[words[i+1]] {
+		if (words[i] == "should" || words[i] == "must") && modalConstraint[words[i+1]] {
 			return true
 		}
 	}
@@ -468,8 +469,8 @@ func lowerWords(s string, n int) []string {
 }
 
 // proseLetters counts the letters of a sentence outside bracketed
-// placeholders ("[code snippet 1]", "{name}") and list markers: the words
-// a document would carry.
+// placeholders ("[code snippet 1]", "{name}"): the words a document would
+// carry.
 func proseLetters(sentence string) int {
 	n, depth := 0, 0
 	for _, r := range sentence {
